@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3"
+
+	"github.com/plantstore/plantstore/modules/auth"
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/telemetry"
+)
+
+// config is every module's configuration, parsed from flags and their
+// PLANTSTORE_* environment twins (a flag wins over its twin).
+type config struct {
+	HTTP      httpserver.Config
+	Auth      auth.Config
+	Plants    plants.Config
+	Telemetry telemetry.Config
+}
+
+// envPrefix names the environment twins: --http-addr is PLANTSTORE_HTTP_ADDR.
+const envPrefix = "PLANTSTORE"
+
+// parseConfig parses and validates args (without the program name). Any
+// error is meant to be printed as one line before exiting with code 2.
+func parseConfig(args []string, usage io.Writer) (config, error) {
+	var cfg config
+	var tokens string
+	fs := flag.NewFlagSet("plantstore", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by the caller, on one line
+	fs.Usage = func() { fs.SetOutput(usage); printUsage(fs); fs.SetOutput(io.Discard) }
+
+	fs.StringVar(&cfg.HTTP.Addr, "http-addr", ":8080", "API listen address")
+	fs.StringVar(&cfg.HTTP.AdminAddr, "admin-addr", ":9090", "admin listen address (probes, metrics; keep it cluster-internal)")
+	fs.DurationVar(&cfg.HTTP.DrainDelay, "drain-delay", 5*time.Second, "how long the API keeps serving after SIGTERM while readiness is 503")
+	fs.DurationVar(&cfg.HTTP.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests get after the drain")
+	fs.StringVar(&cfg.Plants.Store, "store", plants.StoreMemory, "plant store: memory, bolt or postgres")
+	fs.StringVar(&cfg.Plants.DataDir, "data-dir", "./data", "directory of the bolt store's plants.db")
+	fs.StringVar(&cfg.Plants.PostgresURL, "postgres-url", "", "PostgreSQL connection URL (required for --store=postgres)")
+	fs.Int64Var(&cfg.Plants.MaxBodyBytes, "max-body-bytes", plants.DefaultMaxBodyBytes, "largest accepted request body in bytes")
+	fs.StringVar(&cfg.Auth.TokensFile, "tokens-file", "", "file of API tokens, one per line, # comments; reloaded on change")
+	fs.StringVar(&tokens, "tokens", "", "comma-separated API tokens (for development; prefer --tokens-file)")
+	fs.StringVar(&cfg.Telemetry.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&cfg.Telemetry.LogFormat, "log-format", "json", "log format: json or console")
+
+	if err := ff.Parse(fs, args, ff.WithEnvVarPrefix(envPrefix)); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg.Auth.Tokens = auth.SplitList(tokens)
+	return cfg, cfg.validate()
+}
+
+func (c config) validate() error {
+	var errs []error
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, a...))
+		}
+	}
+	for _, addr := range []struct{ flag, value string }{{"http-addr", c.HTTP.Addr}, {"admin-addr", c.HTTP.AdminAddr}} {
+		_, port, err := net.SplitHostPort(addr.value)
+		check(err == nil && port != "", "--%s %q: want host:port, e.g. :8080", addr.flag, addr.value)
+	}
+	check(c.HTTP.Addr != c.HTTP.AdminAddr, "--http-addr and --admin-addr must differ")
+	check(c.HTTP.DrainDelay >= 0, "--drain-delay %v: must not be negative", c.HTTP.DrainDelay)
+	check(c.HTTP.ShutdownTimeout > 0, "--shutdown-timeout %v: must be positive", c.HTTP.ShutdownTimeout)
+	check(c.Plants.MaxBodyBytes > 0, "--max-body-bytes %d: must be positive", c.Plants.MaxBodyBytes)
+	switch c.Plants.Store {
+	case plants.StoreMemory, plants.StoreBolt:
+	case plants.StorePostgres:
+		check(c.Plants.PostgresURL != "", "--store postgres needs --postgres-url (PLANTSTORE_POSTGRES_URL)")
+	default:
+		check(false, "--store %q: want memory, bolt or postgres", c.Plants.Store)
+	}
+	check(c.Plants.Store != plants.StoreBolt || c.Plants.DataDir != "", "--data-dir must not be empty")
+	switch c.Telemetry.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		check(false, "--log-level %q: want debug, info, warn or error", c.Telemetry.LogLevel)
+	}
+	check(c.Telemetry.LogFormat == "json" || c.Telemetry.LogFormat == "console",
+		"--log-format %q: want json or console", c.Telemetry.LogFormat)
+	check(c.Auth.TokensFile != "" || len(c.Auth.Tokens) > 0, "%v", auth.ErrNoTokens)
+	if len(errs) == 0 {
+		return nil
+	}
+	// One line, even when several values are wrong.
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+func printUsage(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), "usage: plantstore [flags]\n       plantstore version | healthcheck\n\n"+
+		"Every flag has an environment twin: --http-addr is %s_HTTP_ADDR.\n\n", envPrefix)
+	fs.PrintDefaults()
+}

@@ -1,0 +1,88 @@
+// Command plantstore serves the Plant Store API.
+//
+// The program is a handful of Fx modules: telemetry (logs, metrics,
+// traces), auth (bearer tokens), plants (the API and its store) and http
+// (the API and admin listeners). main parses the configuration, wires the
+// modules, starts them, waits for SIGTERM or SIGINT and stops them in
+// reverse order: listeners drain, then traces flush, then the store closes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.uber.org/dig"
+	"go.uber.org/fx"
+
+	"github.com/plantstore/plantstore/modules/auth"
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/telemetry"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main with its exit code: 0 after a clean shutdown, 2 for a bad
+// configuration or a start-up failure, 1 for a failed shutdown.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			return printVersion(stdout)
+		case "healthcheck":
+			return healthcheck(args[1:], stderr)
+		}
+	}
+	cfg, err := parseConfig(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "plantstore: %v\n", err)
+		return 2
+	}
+
+	app := fx.New(
+		fx.Supply(cfg.HTTP, cfg.Auth, cfg.Plants, cfg.Telemetry),
+		telemetry.Module,
+		auth.Module,
+		plants.Module,
+		httpserver.Module,
+		fx.WithLogger(telemetry.FxLogger),
+		fx.StopTimeout(stopTimeout(cfg)),
+	)
+	if err := startApp(app); err != nil {
+		fmt.Fprintf(stderr, "plantstore: %v\n", dig.RootCause(err))
+		return 2
+	}
+	<-app.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout(cfg))
+	defer cancel()
+	if err := app.Stop(ctx); err != nil {
+		fmt.Fprintf(stderr, "plantstore: shutdown: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func startApp(app *fx.App) error {
+	if err := app.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fx.DefaultTimeout)
+	defer cancel()
+	return app.Start(ctx)
+}
+
+// stopTimeout bounds the whole stop: drain, shutdown, then flushing traces
+// and closing the store, which get a few seconds of their own.
+func stopTimeout(cfg config) time.Duration {
+	return cfg.HTTP.DrainDelay + cfg.HTTP.ShutdownTimeout + 5*time.Second
+}

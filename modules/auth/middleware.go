@@ -1,0 +1,87 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/plantstore/plantstore/modules/http/httperr"
+)
+
+// Reasons a request is refused, the values of the auth_failures metric's
+// "reason" label.
+const (
+	ReasonMissing = "missing" // no Authorization header
+	ReasonScheme  = "scheme"  // not the Bearer scheme
+	ReasonEmpty   = "empty"   // Bearer with no token
+	ReasonInvalid = "invalid" // a token that is not accepted
+)
+
+// Middleware refuses requests without a valid bearer token with 401, before
+// anything of the request body is read.
+type Middleware struct {
+	tokens   *Tokens
+	failures *prometheus.CounterVec
+}
+
+// NewMiddleware returns the auth check over tokens; failures are counted on
+// reg as plantstore_auth_failures_total{reason}.
+func NewMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, error) {
+	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "plantstore_auth_failures_total",
+		Help: "API requests refused for missing or invalid bearer credentials, by reason.",
+	}, []string{"reason"})
+	for _, reason := range []string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid} {
+		failures.WithLabelValues(reason) // export every series from the start, at zero
+	}
+	if err := reg.Register(failures); err != nil {
+		return nil, err
+	}
+	return &Middleware{tokens: tokens, failures: failures}, nil
+}
+
+// Wrap is the middleware.
+func (m *Middleware) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reason := m.check(r.Header.Get("Authorization")); reason != "" {
+			m.refuse(w, reason)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// check returns "" for a valid credential, or the reason it is refused.
+func (m *Middleware) check(header string) string {
+	if header == "" {
+		return ReasonMissing
+	}
+	scheme, token, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return ReasonScheme
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return ReasonEmpty
+	}
+	if !m.tokens.Valid(token) {
+		return ReasonInvalid
+	}
+	return ""
+}
+
+func (m *Middleware) refuse(w http.ResponseWriter, reason string) {
+	m.failures.WithLabelValues(reason).Inc()
+	challenge := `Bearer realm="plantstore"`
+	message := "a bearer token is required: send Authorization: Bearer <token>"
+	switch reason {
+	case ReasonScheme:
+		message = "the Authorization header must use the Bearer scheme"
+	case ReasonInvalid:
+		challenge += `, error="invalid_token"`
+		message = "the bearer token is not valid"
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	httperr.Write(w, http.StatusUnauthorized, message)
+}

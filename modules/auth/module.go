@@ -1,0 +1,44 @@
+package auth
+
+import (
+	"errors"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
+)
+
+// Config is the auth part of the program's configuration.
+type Config struct {
+	TokensFile string   // --tokens-file; "" for none
+	Tokens     []string // --tokens
+}
+
+// ErrNoTokens: with no token configured the program refuses to start rather
+// than serve an API nobody can use, or worse, one everybody can.
+var ErrNoTokens = errors.New("no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)")
+
+// Module provides the API chain's "auth" middleware.
+var Module = fx.Module("auth",
+	fx.Provide(
+		newTokens,
+		NewMiddleware,
+		fx.Annotate(func(m *Middleware) httpserver.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
+	),
+)
+
+func newTokens(cfg Config, lc fx.Lifecycle, log *zap.Logger) (*Tokens, error) {
+	tokens := NewTokens(cfg.Tokens)
+	if cfg.TokensFile != "" {
+		src, err := NewFileSource(cfg.TokensFile, tokens, log)
+		if err != nil {
+			return nil, err
+		}
+		lc.Append(fx.Hook{OnStart: src.Start, OnStop: src.Stop})
+	}
+	if tokens.Len() == 0 {
+		return nil, ErrNoTokens
+	}
+	return tokens, nil
+}

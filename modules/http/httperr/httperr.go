@@ -1,0 +1,30 @@
+// Package httperr writes the API's one error shape,
+// {"error": <HTTP status>, "message": "..."}, for every non-2xx answer.
+// It is a leaf package so that any module's handlers can use it.
+package httperr
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Write answers status with an Error body carrying message.
+func Write(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(Body(status, message))
+}
+
+// Body returns the JSON Error body for status and message.
+func Body(status int, message string) []byte {
+	b := make([]byte, 0, 32+len(message))
+	b = append(b, `{"error":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, `,"message":`...)
+	// AppendQuote only fails on invalid UTF-8, which it still escapes as
+	// U+FFFD; the body stays valid JSON either way.
+	b, _ = jsontext.AppendQuote(b, message)
+	return append(b, '}')
+}

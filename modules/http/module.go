@@ -1,0 +1,21 @@
+package httpserver
+
+import (
+	"go.uber.org/fx"
+)
+
+// Module provides the two listeners and starts and stops them with the app.
+var Module = fx.Module("http",
+	fx.Provide(
+		fx.Annotate(NewRouter, fx.ParamTags(`group:"api_routes"`)),
+		fx.Annotate(NewReadiness, fx.ParamTags(`group:"readiness"`)),
+		fx.Annotate(NewAPIHandler, fx.ResultTags(`name:"api"`)),
+		fx.Annotate(NewAdminHandler, fx.ParamTags(``, `group:"admin_routes"`), fx.ResultTags(`name:"admin"`)),
+		fx.Annotate(NewServers, fx.ParamTags(``, `name:"api"`, `name:"admin"`)),
+	),
+	fx.Invoke(register),
+)
+
+func register(lc fx.Lifecycle, s *Servers) {
+	lc.Append(fx.Hook{OnStart: s.Start, OnStop: s.Stop})
+}

@@ -1,0 +1,54 @@
+package httpserver
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/http/httperr"
+)
+
+// Readiness answers /readyz: 503 once shutdown began or while a check (the
+// store's ping) fails, 200 otherwise.
+type Readiness struct {
+	checks   []ReadinessCheck
+	draining atomic.Bool
+	log      *zap.Logger
+}
+
+// NewReadiness returns a Readiness over checks.
+func NewReadiness(checks []ReadinessCheck, log *zap.Logger) *Readiness {
+	return &Readiness{checks: checks, log: log}
+}
+
+// Drain turns readiness to 503 for good: the process is shutting down.
+func (rd *Readiness) Drain() { rd.draining.Store(true) }
+
+// Draining reports whether Drain was called.
+func (rd *Readiness) Draining() bool { return rd.draining.Load() }
+
+func (rd *Readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rd.Draining() {
+		httperr.Write(w, http.StatusServiceUnavailable, "shutting down")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	for _, c := range rd.checks {
+		if err := c.Check(ctx); err != nil {
+			rd.log.Warn("readiness check failed", zap.String("check", c.Name), zap.Error(err))
+			httperr.Write(w, http.StatusServiceUnavailable, c.Name+" is not ready")
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

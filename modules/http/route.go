@@ -1,0 +1,46 @@
+package httpserver
+
+import (
+	"context"
+	"net/http"
+
+	"go.uber.org/fx"
+)
+
+// Route is one operation a module serves. Modules contribute routes to the
+// API listener through the "api_routes" value group (see AsAPIRoutes) and to
+// the admin listener through "admin_routes".
+type Route struct {
+	Method  string // e.g. http.MethodPost
+	Path    string // a gorilla/mux template, e.g. "/plants/{id}"
+	Handler http.Handler
+}
+
+// AsAPIRoutes annotates a constructor returning []Route so that its routes
+// join the API listener.
+func AsAPIRoutes(f any) any {
+	return fx.Annotate(f, fx.ResultTags(`group:"api_routes,flatten"`))
+}
+
+// AsAdminRoutes annotates a constructor returning []Route so that its routes
+// join the admin listener.
+func AsAdminRoutes(f any) any {
+	return fx.Annotate(f, fx.ResultTags(`group:"admin_routes,flatten"`))
+}
+
+// Middleware wraps a handler. The API chain's middlewares arrive as named
+// values ("tracing", "metrics", "access_log", "auth") because Fx value
+// groups do not keep order, and the order is this package's decision.
+type Middleware func(http.Handler) http.Handler
+
+// ReadinessCheck is asked by /readyz; modules contribute theirs through the
+// "readiness" value group (the store's ping, for one).
+type ReadinessCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// AsReadinessCheck annotates a constructor returning a ReadinessCheck.
+func AsReadinessCheck(f any) any {
+	return fx.Annotate(f, fx.ResultTags(`group:"readiness"`))
+}

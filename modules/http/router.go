@@ -1,0 +1,121 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/plantstore/plantstore/modules/http/httperr"
+)
+
+// UnmatchedRoute is the route label of requests that match no route, so
+// that metrics and spans never carry a raw, client-chosen path.
+const UnmatchedRoute = "unmatched"
+
+// Router resolves each request to its route once, at the top of the chain,
+// so that every middleware (tracing, metrics, logs, auth) knows the route
+// template before the handler runs, and dispatches to the handler at the
+// bottom of the chain.
+type Router struct {
+	mux *mux.Router
+}
+
+// NewRouter builds a router over routes. Unknown paths answer 404 and known
+// paths with another method 405 with Allow, both as JSON Error bodies.
+func NewRouter(routes []Route) *Router {
+	m := mux.NewRouter()
+	for _, rt := range routes {
+		m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
+	}
+	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httperr.Write(w, http.StatusNotFound, "no such path: "+r.URL.Path)
+	})
+	return &Router{mux: m}
+}
+
+type resolvedKey struct{}
+
+type resolved struct {
+	template string
+	handler  http.Handler
+	vars     map[string]string
+}
+
+// Resolve matches the request against the routes and records the result in
+// its context; Dispatch later runs the matched handler.
+func (rt *Router) Resolve(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m mux.RouteMatch
+		rt.mux.Match(r, &m)
+		res := &resolved{template: UnmatchedRoute, handler: m.Handler, vars: m.Vars}
+		switch {
+		case errors.Is(m.MatchErr, mux.ErrMethodMismatch):
+			template, allow := rt.allowed(r)
+			res.template = template
+			res.handler = methodNotAllowed(allow)
+		case m.Route != nil && m.MatchErr == nil:
+			res.template, _ = m.Route.GetPathTemplate()
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), resolvedKey{}, res)))
+	})
+}
+
+// Dispatch is the innermost handler: it runs what Resolve matched.
+func (rt *Router) Dispatch() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, ok := r.Context().Value(resolvedKey{}).(*resolved)
+		if !ok { // used without Resolve: fall back to matching here
+			rt.mux.ServeHTTP(w, r)
+			return
+		}
+		if res.vars != nil {
+			r = mux.SetURLVars(r, res.vars)
+		}
+		res.handler.ServeHTTP(w, r)
+	})
+}
+
+// RouteTemplate returns the route template Resolve found for the request,
+// or UnmatchedRoute.
+func RouteTemplate(ctx context.Context) string {
+	if res, ok := ctx.Value(resolvedKey{}).(*resolved); ok {
+		return res.template
+	}
+	return UnmatchedRoute
+}
+
+// allowed lists the methods served on the request's path, and the path's
+// template. It walks every route, which is fine on this rare path.
+func (rt *Router) allowed(r *http.Request) (template string, methods []string) {
+	template = UnmatchedRoute
+	_ = rt.mux.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		routeMethods, err := route.GetMethods()
+		if err != nil {
+			return nil
+		}
+		for _, method := range routeMethods {
+			probe := r.Clone(r.Context())
+			probe.Method = method
+			var m mux.RouteMatch
+			if route.Match(probe, &m) && m.MatchErr == nil {
+				methods = append(methods, method)
+				template, _ = route.GetPathTemplate()
+			}
+		}
+		return nil
+	})
+	slices.Sort(methods)
+	return template, slices.Compact(methods)
+}
+
+func methodNotAllowed(allow []string) http.Handler {
+	list := strings.Join(allow, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", list)
+		httperr.Write(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here; allowed: "+list)
+	})
+}

@@ -1,0 +1,92 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Servers runs the API and admin listeners.
+type Servers struct {
+	cfg   Config
+	api   *http.Server
+	admin *http.Server
+	ready *Readiness
+	log   *zap.Logger
+
+	apiAddr, adminAddr net.Addr
+}
+
+// NewServers returns servers for the two handlers; Start opens them.
+func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readiness, log *zap.Logger) *Servers {
+	errLog := zap.NewStdLog(log.Named("http"))
+	return &Servers{
+		cfg: cfg,
+		api: &http.Server{
+			Handler:           apiHandler,
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          errLog,
+		},
+		admin: &http.Server{
+			Handler:           adminHandler,
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          errLog,
+		},
+		ready: ready,
+		log:   log,
+	}
+}
+
+// Start listens on both addresses, failing at once if either is taken, and
+// serves in the background.
+func (s *Servers) Start(context.Context) error {
+	apiLn, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	adminLn, err := net.Listen("tcp", s.cfg.AdminAddr)
+	if err != nil {
+		_ = apiLn.Close()
+		return err
+	}
+	s.apiAddr, s.adminAddr = apiLn.Addr(), adminLn.Addr()
+	go s.serve("api", s.api, apiLn)
+	go s.serve("admin", s.admin, adminLn)
+	return nil
+}
+
+func (s *Servers) serve(name string, srv *http.Server, ln net.Listener) {
+	s.log.Info("listening", zap.String("listener", name), zap.String("addr", ln.Addr().String()))
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.log.Error("listener failed", zap.String("listener", name), zap.Error(err))
+	}
+}
+
+// Stop drains: readiness turns 503 at once, the API keeps serving for the
+// drain delay (load balancers notice and stop sending), then in-flight
+// requests get the shutdown timeout to finish.
+func (s *Servers) Stop(ctx context.Context) error {
+	s.ready.Drain()
+	// Closing each connection after its next answer moves keep-alive clients
+	// to other replicas during the drain.
+	s.api.SetKeepAlivesEnabled(false)
+	s.log.Info("draining", zap.Duration("drain_delay", s.cfg.DrainDelay))
+	select {
+	case <-time.After(s.cfg.DrainDelay):
+	case <-ctx.Done():
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := s.api.Shutdown(ctx)
+	return errors.Join(err, s.admin.Shutdown(ctx))
+}
+
+// APIAddr is the API listener's address once started (useful with port 0).
+func (s *Servers) APIAddr() net.Addr { return s.apiAddr }
+
+// AdminAddr is the admin listener's address once started.
+func (s *Servers) AdminAddr() net.Addr { return s.adminAddr }

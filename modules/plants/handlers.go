@@ -1,0 +1,68 @@
+package plants
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// DefaultMaxBodyBytes is the default request body limit, 1 MiB.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Handlers serve the Plant Store API over a plant.Store.
+type Handlers struct {
+	store        plant.Store
+	maxBodyBytes int64
+	log          *zap.Logger
+	created      prometheus.Counter
+}
+
+// NewHandlers returns the API handlers; plants created are counted on reg.
+func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
+	created := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "plantstore_plants_created_total",
+		Help: "Plants newly stored or confirmed by an identical re-create.",
+	})
+	if err := reg.Register(created); err != nil {
+		return nil, err
+	}
+	return &Handlers{store: store, maxBodyBytes: maxBodyBytes, log: log, created: created}, nil
+}
+
+// Routes are the API operations.
+func (h *Handlers) Routes() []httpserver.Route {
+	return []httpserver.Route{
+		{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(h.create)},
+	}
+}
+
+// retryAfterSeconds is what a client is told to wait while the store is
+// unreachable: long enough not to hammer it, short enough to recover fast.
+const retryAfterSeconds = 1
+
+// storeError answers a failed store call: 409 for a conflicting create, 404
+// for a missing plant, 503 with Retry-After while the store is unreachable,
+// and otherwise 500 with a generic message, the detail going to the log.
+func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error, id int64) {
+	switch {
+	case errors.Is(err, plant.ErrConflict):
+		httperr.Write(w, http.StatusConflict,
+			"plant "+strconv.FormatInt(id, 10)+" already exists with a different name or tag")
+	case errors.Is(err, plant.ErrNotFound):
+		httperr.Write(w, http.StatusNotFound, "plant "+strconv.FormatInt(id, 10)+" not found")
+	case errors.Is(err, plant.ErrUnavailable):
+		h.log.Warn("store unavailable", zap.Error(err), zap.String("route", httpserver.RouteTemplate(r.Context())))
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+		httperr.Write(w, http.StatusServiceUnavailable, "the plant store is unavailable; retry later")
+	default:
+		h.log.Error("store failed", zap.Error(err), zap.String("route", httpserver.RouteTemplate(r.Context())))
+		httperr.Write(w, http.StatusInternalServerError, "internal error")
+	}
+}

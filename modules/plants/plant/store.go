@@ -1,0 +1,33 @@
+package plant
+
+import (
+	"context"
+	"errors"
+)
+
+// Store keeps plants. Implementations are safe for concurrent use and honour
+// the context's deadline. A Create that returns nil means the plant is stored
+// as durably as the backend promises (on disk for bolt, committed for
+// postgres).
+type Store interface {
+	// Create stores p. Storing a plant identical to the one already stored
+	// under p.ID succeeds (a retried create is not an error); a different
+	// plant under the same id fails with ErrConflict.
+	Create(ctx context.Context, p Plant) error
+	// Get returns the plant stored under id, or ErrNotFound.
+	Get(ctx context.Context, id int64) (Plant, error)
+	// Ping reports whether the store can serve requests; readiness uses it.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+}
+
+var (
+	// ErrConflict: the id is already stored with a different name or tag.
+	ErrConflict = errors.New("plant: id already stored with different content")
+	// ErrNotFound: no plant is stored under the id.
+	ErrNotFound = errors.New("plant: not found")
+	// ErrUnavailable wraps failures where the backend cannot be reached; the
+	// request may succeed if retried later.
+	ErrUnavailable = errors.New("plant: store unavailable")
+)

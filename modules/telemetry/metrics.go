@@ -1,0 +1,94 @@
+package telemetry
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/felixge/httpsnoop"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/plantstore/plantstore/internal/buildinfo"
+	httpserver "github.com/plantstore/plantstore/modules/http"
+)
+
+// NewRegistry returns the service's own registry (never the global one)
+// with the Go and process collectors and plantstore_build_info.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	info := buildinfo.Get()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "plantstore_build_info",
+			Help:        "Build information of the running binary; the value is always 1.",
+			ConstLabels: prometheus.Labels{"version": info.Version, "revision": info.Revision, "goversion": info.GoVersion},
+		}, func() float64 { return 1 }),
+	)
+	return reg
+}
+
+// MetricsRoute serves the registry on the admin listener, OpenMetrics
+// enabled (exemplars need it).
+func MetricsRoute(reg *prometheus.Registry) []httpserver.Route {
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: reg})
+	return []httpserver.Route{{Method: http.MethodGet, Path: "/metrics", Handler: h}}
+}
+
+// HTTPMetrics are the API listener's request metrics.
+type HTTPMetrics struct {
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+// NewHTTPMetrics registers the request metrics on reg.
+func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
+	m := &HTTPMetrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:                            "http_server_request_duration_seconds",
+			Help:                            "Duration of API requests, by method, route template and status code.",
+			Buckets:                         []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, []string{"method", "route", "code"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "http_server_active_requests",
+			Help: "API requests being served now.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.duration, m.inFlight} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Middleware observes each request's duration under its route template,
+// never the raw path, so that clients cannot grow the series count.
+func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+		// httpsnoop captures the status without hiding the writer's optional
+		// interfaces (Flusher, Hijacker, ReaderFrom), unlike a hand-written wrapper.
+		snoop := httpsnoop.CaptureMetrics(next, w, r)
+		m.duration.WithLabelValues(methodLabel(r.Method), httpserver.RouteTemplate(r.Context()), strconv.Itoa(snoop.Code)).
+			Observe(snoop.Duration.Seconds())
+	})
+}
+
+// methodLabel keeps the method label bounded: a client can send any token
+// as a method.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "OTHER"
+}
