@@ -49,15 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	app := fx.New(
-		fx.Supply(cfg.HTTP, cfg.Auth, cfg.Plants, cfg.Telemetry),
-		telemetry.Module,
-		auth.Module,
-		plants.Module,
-		httpserver.Module,
-		fx.WithLogger(telemetry.FxLogger),
-		fx.StopTimeout(stopTimeout(cfg)),
-	)
+	app := newApp(cfg)
 	if err := startApp(app); err != nil {
 		fmt.Fprintf(stderr, "plantstore: %v\n", dig.RootCause(err))
 		return 2
@@ -70,6 +62,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// newApp wires the modules; tests pass extra options such as fx.Populate.
+func newApp(cfg config, extra ...fx.Option) *fx.App {
+	return fx.New(
+		fx.Supply(cfg.HTTP, cfg.Auth, cfg.Plants, cfg.Telemetry),
+		telemetry.Module,
+		auth.Module,
+		plants.Module,
+		httpserver.Module,
+		fx.WithLogger(telemetry.FxLogger),
+		fx.StopTimeout(stopTimeout(cfg)),
+		fx.Options(extra...),
+	)
 }
 
 func startApp(app *fx.App) error {

@@ -6,31 +6,34 @@ import (
 	"context"
 	"sync"
 
+	"github.com/google/btree"
+
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Store is an in-memory plant.Store.
+// Store is an in-memory plant.Store. A B-tree keeps plants in id order, so
+// listing seeks to a page instead of sorting the whole set.
 type Store struct {
 	mu     sync.RWMutex
-	plants map[int64]plant.Plant
+	plants *btree.BTreeG[plant.Plant]
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{plants: make(map[int64]plant.Plant)}
+	return &Store{plants: btree.NewG(32, func(a, b plant.Plant) bool { return a.ID < b.ID })}
 }
 
 // Create implements plant.Store.
 func (s *Store) Create(_ context.Context, p plant.Plant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.plants[p.ID]; ok {
+	if old, ok := s.plants.Get(p); ok {
 		if old.Equal(p) {
 			return nil
 		}
 		return plant.ErrConflict
 	}
-	s.plants[p.ID] = p
+	s.plants.ReplaceOrInsert(p)
 	return nil
 }
 
@@ -38,11 +41,43 @@ func (s *Store) Create(_ context.Context, p plant.Plant) error {
 func (s *Store) Get(_ context.Context, id int64) (plant.Plant, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	p, ok := s.plants[id]
+	p, ok := s.plants.Get(plant.Plant{ID: id})
 	if !ok {
 		return plant.Plant{}, plant.ErrNotFound
 	}
 	return p, nil
+}
+
+// List implements plant.Store.
+func (s *Store) List(_ context.Context, q plant.ListQuery) ([]plant.Plant, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]plant.Plant, 0, min(q.Limit, s.plants.Len()))
+	collect := func(p plant.Plant) bool {
+		if q.After != nil && p.ID == *q.After {
+			return true
+		}
+		if q.Tag == nil || (p.Tag != nil && *p.Tag == *q.Tag) {
+			out = append(out, p)
+		}
+		return len(out) < q.Limit
+	}
+	if q.After == nil {
+		s.plants.Ascend(collect)
+	} else {
+		s.plants.AscendGreaterOrEqual(plant.Plant{ID: *q.After}, collect)
+	}
+	return out, nil
+}
+
+// Delete implements plant.Store.
+func (s *Store) Delete(_ context.Context, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.plants.Delete(plant.Plant{ID: id}); !ok {
+		return plant.ErrNotFound
+	}
+	return nil
 }
 
 // Ping implements plant.Store; memory is always reachable.

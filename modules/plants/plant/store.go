@@ -16,10 +16,23 @@ type Store interface {
 	Create(ctx context.Context, p Plant) error
 	// Get returns the plant stored under id, or ErrNotFound.
 	Get(ctx context.Context, id int64) (Plant, error)
+	// List returns at most q.Limit plants in ascending id order, starting
+	// after q.After when it is set and keeping only q.Tag when it is set.
+	// It seeks by key, so a page deep in the list costs what the first does.
+	List(ctx context.Context, q ListQuery) ([]Plant, error)
+	// Delete removes the plant stored under id, or fails with ErrNotFound.
+	Delete(ctx context.Context, id int64) error
 	// Ping reports whether the store can serve requests; readiness uses it.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
 	Close() error
+}
+
+// ListQuery selects a page of plants.
+type ListQuery struct {
+	After *int64  // only ids greater than this; nil starts at the smallest id
+	Tag   *string // only plants with exactly this tag; nil for all
+	Limit int     // at most this many; must be positive
 }
 
 var (
