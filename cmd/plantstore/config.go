@@ -72,7 +72,8 @@ func (c config) validate() error {
 		_, port, err := net.SplitHostPort(addr.value)
 		check(err == nil && port != "", "--%s %q: want host:port, e.g. :8080", addr.flag, addr.value)
 	}
-	check(c.HTTP.Addr != c.HTTP.AdminAddr, "--http-addr and --admin-addr must differ")
+	_, port, _ := net.SplitHostPort(c.HTTP.Addr)
+	check(c.HTTP.Addr != c.HTTP.AdminAddr || port == "0", "--http-addr and --admin-addr must differ")
 	check(c.HTTP.DrainDelay >= 0, "--drain-delay %v: must not be negative", c.HTTP.DrainDelay)
 	check(c.HTTP.ShutdownTimeout > 0, "--shutdown-timeout %v: must be positive", c.HTTP.ShutdownTimeout)
 	check(c.Plants.MaxBodyBytes > 0, "--max-body-bytes %d: must be positive", c.Plants.MaxBodyBytes)

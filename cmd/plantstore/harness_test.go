@@ -1,0 +1,398 @@
+package main
+
+// The test harness: the real Fx app in-process on random loopback ports,
+// the real binary as a child process, and validation of every response
+// against the project's OpenAPI document.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"go.uber.org/fx"
+
+	"github.com/plantstore/plantstore/api"
+	"github.com/plantstore/plantstore/modules/auth"
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/telemetry"
+)
+
+// testToken is the API token every harness server accepts.
+const testToken = "test-token-0123456789"
+
+// testConfig is a configuration for an in-process server: memory store,
+// random loopback ports, quiet logs, no drain delay.
+func testConfig(t *testing.T) config {
+	t.Helper()
+	return config{
+		HTTP: httpserver.Config{
+			Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0",
+			DrainDelay: 0, ShutdownTimeout: 5 * time.Second,
+		},
+		Auth:      authConfig([]string{testToken}),
+		Plants:    plants.Config{Store: plants.StoreMemory, DataDir: t.TempDir(), MaxBodyBytes: plants.DefaultMaxBodyBytes},
+		Telemetry: telemetryConfig("error"),
+	}
+}
+
+// testServer is a running in-process app.
+type testServer struct {
+	API, Admin string // base URLs, e.g. http://127.0.0.1:41234
+	Client     *http.Client
+	app        *fx.App
+}
+
+// startServer starts the real Fx app with cfg and stops it when the test ends.
+func startServer(t *testing.T, cfg config) *testServer {
+	t.Helper()
+	var servers *httpserver.Servers
+	app := newApp(cfg, fx.Populate(&servers), fx.NopLogger)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatalf("start app: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := app.Stop(ctx); err != nil {
+			t.Errorf("stop app: %v", err)
+		}
+	})
+	return &testServer{
+		API:    "http://" + servers.APIAddr().String(),
+		Admin:  "http://" + servers.AdminAddr().String(),
+		Client: &http.Client{Timeout: 10 * time.Second},
+		app:    app,
+	}
+}
+
+// response is an answer read whole.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test if it is not JSON.
+func (r response) JSON(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("body %q is not JSON: %v", r.Body, err)
+	}
+}
+
+// do sends req and returns the answer, validated against the OpenAPI
+// document.
+func (s *testServer) do(t *testing.T, req *http.Request) response {
+	t.Helper()
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	r := response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	validateResponse(t, req, r)
+	return r
+}
+
+// request builds an API request; token "" sends no Authorization header.
+func (s *testServer) request(t *testing.T, method, path, token, contentType string, body []byte) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, s.API+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return req
+}
+
+// post creates a plant with a valid token and JSON body.
+func (s *testServer) post(t *testing.T, body string) response {
+	t.Helper()
+	return s.do(t, s.request(t, http.MethodPost, "/plants", testToken, "application/json", []byte(body)))
+}
+
+// assertError checks an Error answer: exact status, JSON content type, and a
+// body whose "error" equals the status with a non-empty message.
+func assertError(t *testing.T, r response, status int) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type = %q, want application/json", ct)
+	}
+	var e map[string]any
+	r.JSON(t, &e)
+	if len(e) != 2 || e["error"] != float64(status) {
+		t.Fatalf("Error body = %s, want exactly {error: %d, message}", r.Body, status)
+	}
+	if msg, _ := e["message"].(string); msg == "" {
+		t.Fatalf("Error body %s has no message", r.Body)
+	}
+}
+
+var (
+	openAPIOnce   sync.Once
+	openAPIRouter routers.Router
+	openAPIDoc    *openapi3.T
+	openAPIErr    error
+)
+
+// loadOpenAPI parses and validates api/openapi.yaml once.
+func loadOpenAPI(t *testing.T) (*openapi3.T, routers.Router) {
+	t.Helper()
+	openAPIOnce.Do(func() {
+		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
+		if err != nil {
+			openAPIErr = fmt.Errorf("load openapi.yaml: %w", err)
+			return
+		}
+		if err := doc.Validate(context.Background()); err != nil {
+			openAPIErr = fmt.Errorf("openapi.yaml is invalid: %w", err)
+			return
+		}
+		doc.Servers = nil // match any host: the tests listen on random ports
+		openAPIDoc = doc
+		openAPIRouter, openAPIErr = gorillamux.NewRouter(doc)
+	})
+	if openAPIErr != nil {
+		t.Fatal(openAPIErr)
+	}
+	return openAPIDoc, openAPIRouter
+}
+
+// validateResponse checks an answer against the OpenAPI document: the
+// status must be documented for the operation and the body and headers
+// must match. Answers on paths or methods the document does not have (404,
+// 405) must be Error bodies.
+func validateResponse(t *testing.T, req *http.Request, r response) {
+	t.Helper()
+	doc, router := loadOpenAPI(t)
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		if r.Status != http.StatusNotFound && r.Status != http.StatusMethodNotAllowed {
+			t.Fatalf("%s %s answered %d but the OpenAPI document has no such operation", req.Method, req.URL.Path, r.Status)
+		}
+		validateErrorSchema(t, doc, r)
+		return
+	}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	input := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts},
+		Status:                 r.Status,
+		Header:                 r.Header,
+		Options:                opts,
+	}
+	input.SetBodyBytes(r.Body)
+	if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
+		t.Fatalf("%s %s: answer %d %s does not match the OpenAPI document: %v", req.Method, req.URL.Path, r.Status, r.Body, err)
+	}
+}
+
+func validateErrorSchema(t *testing.T, doc *openapi3.T, r response) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(r.Body, &v); err != nil {
+		t.Fatalf("body %q is not JSON: %v", r.Body, err)
+	}
+	if err := doc.Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
+		t.Fatalf("body %s is not an Error: %v", r.Body, err)
+	}
+}
+
+// The plantstore binary, built once per test run for child-process tests.
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// buildBinary builds cmd/plantstore into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "plantstore-bin-")
+		if err != nil {
+			binaryErr = err
+			return
+		}
+		binaryPath = filepath.Join(dir, "plantstore")
+		out, err := exec.Command("go", "build", "-race", "-o", binaryPath, ".").CombinedOutput()
+		if err != nil {
+			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binaryErr != nil {
+		t.Fatal(binaryErr)
+	}
+	return binaryPath
+}
+
+// process is a plantstore child process.
+type process struct {
+	Cmd        *exec.Cmd
+	API, Admin string // base URLs, known once it listens
+	out        *syncBuffer
+	exited     chan struct{}
+	waitErr    error
+}
+
+// startProcess runs the binary with env added to a minimal environment
+// (random loopback ports, a token, quiet drain) and waits until both
+// listeners are up. It is killed when the test ends if still running.
+func startProcess(t *testing.T, env ...string) *process {
+	t.Helper()
+	cmd := exec.Command(buildBinary(t))
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"PLANTSTORE_HTTP_ADDR=127.0.0.1:0",
+		"PLANTSTORE_ADMIN_ADDR=127.0.0.1:0",
+		"PLANTSTORE_TOKENS=" + testToken,
+		"PLANTSTORE_STORE=memory",
+		"PLANTSTORE_DATA_DIR=" + t.TempDir(),
+		"PLANTSTORE_DRAIN_DELAY=0s",
+	}, env...)
+	p := &process{Cmd: cmd, out: &syncBuffer{}, exited: make(chan struct{})}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addrs := make(chan [2]string, 1)
+	go p.scan(stdout, addrs)
+	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.exited
+	})
+	select {
+	case a := <-addrs:
+		p.API, p.Admin = "http://"+a[0], "http://"+a[1]
+	case <-p.exited:
+		t.Fatalf("plantstore exited before listening: %v\n%s", p.waitErr, p.out.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("plantstore did not listen within 30s\n%s", p.out.String())
+	}
+	return p
+}
+
+// scan copies the child's stdout into the buffer and reports the listener
+// addresses from its "listening" log lines.
+func (p *process) scan(stdout io.Reader, addrs chan<- [2]string) {
+	var api, admin string
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		p.out.Write(append(line, '\n'))
+		var entry struct{ Msg, Listener, Addr string }
+		if json.Unmarshal(line, &entry) != nil || entry.Msg != "listening" {
+			continue
+		}
+		switch entry.Listener {
+		case "api":
+			api = entry.Addr
+		case "admin":
+			admin = entry.Addr
+		}
+		if api != "" && admin != "" {
+			addrs <- [2]string{api, admin}
+			api = "" // report once
+		}
+	}
+}
+
+// Output is everything the process wrote to stdout and stderr so far.
+func (p *process) Output() string { return p.out.String() }
+
+// Signal sends sig and waits for the exit code, failing after timeout.
+func (p *process) Signal(t *testing.T, sig os.Signal, timeout time.Duration) int {
+	t.Helper()
+	if err := p.Cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	return p.Wait(t, timeout)
+}
+
+// Wait waits for the process to exit and returns its exit code.
+func (p *process) Wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.Cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		t.Fatalf("plantstore did not exit within %v\n%s", timeout, p.Output())
+		return -1
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// requireProgram returns the path of a program the test needs. Missing, it
+// skips with a loud reason on a laptop and fails under CI=true, where .ci/run
+// must have installed it.
+func requireProgram(t *testing.T, name, install string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	msg := fmt.Sprintf("%s is not installed (%s)", name, install)
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI: " + msg)
+	}
+	t.Skip("SKIPPED, NOT TESTED: " + msg)
+	return ""
+}
+
+
+func authConfig(tokens []string) auth.Config { return auth.Config{Tokens: tokens} }
+
+func telemetryConfig(level string) telemetry.Config {
+	return telemetry.Config{LogLevel: level, LogFormat: "json"}
+}
