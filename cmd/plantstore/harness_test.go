@@ -390,7 +390,6 @@ func requireProgram(t *testing.T, name, install string) string {
 	return ""
 }
 
-
 func authConfig(tokens []string) auth.Config { return auth.Config{Tokens: tokens} }
 
 func telemetryConfig(level string) telemetry.Config {
