@@ -32,3 +32,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+# The load benchmark: every store at 1, 8, 32 and 128 connections.
+# Postgres is included when PLANTSTORE_POSTGRES_URL is set.
+bench:
+	$(GO) run ./tools/loadbench $(BENCHFLAGS)

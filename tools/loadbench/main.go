@@ -1,0 +1,215 @@
+// Command loadbench is plantstore's own load benchmark (`make bench`). It
+// builds plantstore, starts it on each store, drives concurrent keep-alive
+// creates for a fixed time at several concurrencies, and prints requests per
+// second, p50, p99 and the server's peak RSS as a table.
+//
+// It needs nothing but Go: the postgres store is measured when
+// PLANTSTORE_POSTGRES_URL points at a server, and skipped otherwise.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+)
+
+const token = "loadbench-token"
+
+func main() {
+	stores := flag.String("stores", "memory,bolt,postgres", "stores to measure (postgres needs PLANTSTORE_POSTGRES_URL)")
+	conns := flag.String("conns", "1,8,32,128", "concurrencies to measure")
+	duration := flag.Duration("duration", 5*time.Second, "load time per store and concurrency")
+	flag.Parse()
+	if err := run(strings.Split(*stores, ","), *conns, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(stores []string, connList string, duration time.Duration) error {
+	var concurrencies []int
+	for _, c := range strings.Split(connList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 {
+			return fmt.Errorf("bad concurrency %q", c)
+		}
+		concurrencies = append(concurrencies, n)
+	}
+	work, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, "plantstore")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/plantstore")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build plantstore: %w", err)
+	}
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "store\tconns\treq/s\tp50\tp99\terrors\tpeak RSS\t")
+	for _, store := range stores {
+		store = strings.TrimSpace(store)
+		if store == "postgres" && os.Getenv("PLANTSTORE_POSTGRES_URL") == "" {
+			fmt.Fprintln(os.Stderr, "loadbench: skipping postgres: PLANTSTORE_POSTGRES_URL is not set")
+			continue
+		}
+		srv, err := startServer(bin, store, filepath.Join(work, store))
+		if err != nil {
+			return err
+		}
+		for i, c := range concurrencies {
+			srv.resetPeakRSS()
+			res := load(srv.url, c, duration, int64(i+1)<<40)
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%v\t%v\t%d\t%s\t\n", store, c, res.rps, res.p50, res.p99, res.errors, srv.peakRSS())
+		}
+		srv.stop()
+	}
+	return tw.Flush()
+}
+
+type server struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startServer(bin, store, dataDir string) (*server, error) {
+	apiAddr, adminAddr := freeAddr(), freeAddr()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(),
+		"PLANTSTORE_STORE="+store,
+		"PLANTSTORE_DATA_DIR="+dataDir,
+		"PLANTSTORE_TOKENS="+token,
+		"PLANTSTORE_HTTP_ADDR="+apiAddr,
+		"PLANTSTORE_ADMIN_ADDR="+adminAddr,
+		"PLANTSTORE_DRAIN_DELAY=0s",
+	)
+	cmd.Stdout = io.Discard
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, url: "http://" + apiAddr + "/plants"}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + adminAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.stop()
+	return nil, fmt.Errorf("plantstore on %s did not become ready", store)
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	_ = s.cmd.Wait()
+}
+
+// resetPeakRSS clears the kernel's high-water mark so that each
+// concurrency's peak is its own (Linux; harmless elsewhere).
+func (s *server) resetPeakRSS() {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0)
+}
+
+func (s *server) peakRSS() string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return "n/a"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return fmt.Sprintf("%.1f MB", float64(kb)/1024)
+		}
+	}
+	return "n/a"
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+type result struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+// load runs conns workers, each on its own keep-alive connection, creating
+// plants with unique ids from idBase for d.
+func load(url string, conns int, d time.Duration, idBase int64) result {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var next atomic.Int64
+	var errs atomic.Int64
+	latencies := make([][]time.Duration, conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range conns {
+		wg.Go(func() {
+			lat := make([]time.Duration, 0, 1<<16)
+			var body bytes.Buffer
+			for ctx.Err() == nil {
+				id := idBase + next.Add(1)
+				body.Reset()
+				fmt.Fprintf(&body, `{"id":%d,"name":"plant-%d","tag":"fern"}`, id, id)
+				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body.Bytes()))
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					if !errors.Is(err, context.DeadlineExceeded) {
+						errs.Add(1)
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				lat = append(lat, time.Since(t0))
+				if resp.StatusCode != http.StatusOK {
+					errs.Add(1)
+				}
+			}
+			latencies[w] = lat
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	res := result{rps: float64(len(all)) / elapsed.Seconds(), errors: errs.Load()}
+	if n := len(all); n > 0 {
+		res.p50 = all[n/2].Round(time.Microsecond)
+		res.p99 = all[n*99/100].Round(time.Microsecond)
+	}
+	client.CloseIdleConnections()
+	return res
+}
