@@ -36,10 +36,14 @@ func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registere
 	return &Handlers{store: store, maxBodyBytes: maxBodyBytes, log: log, created: created}, nil
 }
 
-// Routes are the API operations.
+// Routes are the API operations. "/plants/{id}" has no pattern for the id
+// so that a malformed id reaches the handlers and gets a 400, not a 404.
 func (h *Handlers) Routes() []httpserver.Route {
 	return []httpserver.Route{
+		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list)},
 		{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(h.create)},
+		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get)},
+		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete)},
 	}
 }
 

@@ -1,0 +1,98 @@
+package plants
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// newTestAPI serves h's routes through the real router, so that path
+// variables and 405s behave as in the program.
+func newTestAPI(tb testing.TB, store plant.Store) http.Handler {
+	tb.Helper()
+	h, err := NewHandlers(store, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rt := httpserver.NewRouter(h.Routes())
+	return rt.Resolve(rt.Dispatch())
+}
+
+// serve sends method target to api and returns the recorded answer.
+func serve(api http.Handler, method, target string) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, httptest.NewRequest(method, target, nil))
+	return w
+}
+
+// assertAnswer checks the status, content type and exact body of an answer.
+func assertAnswer(t *testing.T, w *httptest.ResponseRecorder, status int, body string) {
+	t.Helper()
+	if w.Code != status || w.Body.String() != body {
+		t.Fatalf("answer = %d %s, want %d %s", w.Code, w.Body, status, body)
+	}
+	wantType := "application/json"
+	if status == http.StatusNoContent {
+		wantType = ""
+	}
+	if ct := w.Header().Get("Content-Type"); ct != wantType {
+		t.Fatalf("Content-Type = %q, want %q", ct, wantType)
+	}
+}
+
+// failingStore fails every call with err.
+type failingStore struct {
+	plant.Store
+	err error
+}
+
+func (s failingStore) Get(context.Context, int64) (plant.Plant, error) { return plant.Plant{}, s.err }
+func (s failingStore) List(context.Context, plant.ListQuery) ([]plant.Plant, error) {
+	return nil, s.err
+}
+func (s failingStore) Delete(context.Context, int64) error { return s.err }
+
+// TestStoreFailures: an unreachable store is a 503 with Retry-After, any
+// other failure a 500 whose message gives nothing of the cause away.
+func TestStoreFailures(t *testing.T) {
+	requests := []struct{ method, target string }{
+		{http.MethodGet, "/plants"},
+		{http.MethodGet, "/plants/1"},
+		{http.MethodDelete, "/plants/1"},
+	}
+	for _, req := range requests {
+		t.Run(req.method+" "+req.target, func(t *testing.T) {
+			down := newTestAPI(t, failingStore{err: errors.Join(plant.ErrUnavailable, errors.New("dial tcp: refused"))})
+			w := serve(down, req.method, req.target)
+			assertAnswer(t, w, http.StatusServiceUnavailable, `{"error":503,"message":"the plant store is unavailable; retry later"}`)
+			if got := w.Header().Get("Retry-After"); got != "1" {
+				t.Fatalf("Retry-After = %q, want 1", got)
+			}
+			broken := newTestAPI(t, failingStore{err: errors.New("disk on fire")})
+			assertAnswer(t, serve(broken, req.method, req.target), http.StatusInternalServerError, `{"error":500,"message":"internal error"}`)
+		})
+	}
+}
+
+// TestMethodNotAllowed: the router lists every method of a path in Allow.
+func TestMethodNotAllowed(t *testing.T) {
+	api := newTestAPI(t, nil)
+	for target, allow := range map[string]string{
+		"/plants":     "GET, POST",
+		"/plants/1":   "DELETE, GET",
+		"/plants/abc": "DELETE, GET",
+	} {
+		w := serve(api, http.MethodPut, target)
+		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != allow {
+			t.Errorf("PUT %s = %d Allow %q, want 405 Allow %q", target, w.Code, w.Header().Get("Allow"), allow)
+		}
+	}
+}
