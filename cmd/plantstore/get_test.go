@@ -1,0 +1,45 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestGetPlant(t *testing.T) { testGetPlant(t, testConfig(t)) }
+
+func testGetPlant(t *testing.T, cfg config) {
+	s := startServer(t, cfg)
+	for _, body := range []string{
+		`{"id":1,"name":"Monstera","tag":"tropical"}`,
+		`{"id":-9223372036854775808,"name":"min"}`,
+		`{"id":9223372036854775807,"name":"","tag":""}`,
+		`{"id":2,"name":"名前 \"q\" 🌱\n","ignored":[1,2]}`,
+	} {
+		if r := s.post(t, body); r.Status != http.StatusOK {
+			t.Fatalf("create %s = %d %s", body, r.Status, r.Body)
+		}
+	}
+	for path, want := range map[string]string{
+		"/plants/1":                    `{"id":1,"name":"Monstera","tag":"tropical"}`,
+		"/plants/-9223372036854775808": `{"id":-9223372036854775808,"name":"min"}`,
+		"/plants/9223372036854775807":  `{"id":9223372036854775807,"name":"","tag":""}`,
+		"/plants/2":                    `{"id":2,"name":"名前 \"q\" 🌱\n"}`,
+	} {
+		r := s.get(t, path)
+		if r.Status != http.StatusOK || string(r.Body) != want || r.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("GET %s = %d %s (%s), want 200 %s", path, r.Status, r.Body, r.Header.Get("Content-Type"), want)
+		}
+	}
+
+	assertErrorMessage(t, s.get(t, "/plants/3"), http.StatusNotFound, "plant 3 not found")
+	assertErrorMessage(t, s.get(t, "/plants/-1"), http.StatusNotFound, "plant -1 not found")
+	assertErrorMessage(t, s.get(t, "/plants/abc"), http.StatusBadRequest, `path parameter "id" must be an integer id, not "abc"`)
+	assertErrorMessage(t, s.get(t, "/plants/9223372036854775808"), http.StatusBadRequest, `path parameter "id" 9223372036854775808 is outside the int64 range`)
+	assertErrorMessage(t, s.get(t, "/plants/1.5"), http.StatusBadRequest, `path parameter "id" must be an integer id, not "1.5"`)
+	assertErrorMessage(t, s.get(t, "/plants/1/leaves"), http.StatusNotFound, "no such path: /plants/1/leaves")
+
+	r := s.do(t, s.request(t, http.MethodGet, "/plants/1", "", "", nil))
+	assertError(t, r, http.StatusUnauthorized)
+	r = s.do(t, s.request(t, http.MethodGet, "/plants/abc", "", "", nil)) // credentials first
+	assertError(t, r, http.StatusUnauthorized)
+}
