@@ -1,0 +1,85 @@
+// Package k8stest renders the kustomizations of deploy/k8s the way
+// `kubectl apply -k` does and decodes every object strictly into its Go
+// type, so that tests can check the manifests against the code. The
+// manifest tests live here (manifests_test.go: what Kubernetes needs) and in
+// cmd/plantstore (manifests_test.go: what the binary needs).
+package k8stest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// Kustomization is one directory a user (or a test) applies with
+// `kubectl apply -k`.
+type Kustomization struct {
+	Name string // for test names
+	Dir  string // relative to the repository root
+	// Store is the plant store the variant runs on: bolt or postgres.
+	Store string
+	// Monitoring is whether components/monitoring is included.
+	Monitoring bool
+}
+
+// Kustomizations are every variant users apply: the default, the postgres
+// overlay, and both with the monitoring component (which, being a
+// component, renders only as part of a kustomization: testdata holds the
+// two that docs/kubernetes.md tells users to write).
+var Kustomizations = []Kustomization{
+	{Name: "default", Dir: "deploy/k8s", Store: "bolt"},
+	{Name: "postgres", Dir: "deploy/k8s/overlays/postgres", Store: "postgres"},
+	{Name: "default+monitoring", Dir: "deploy/k8stest/testdata/default-monitoring", Store: "bolt", Monitoring: true},
+	{Name: "postgres+monitoring", Dir: "deploy/k8stest/testdata/postgres-monitoring", Store: "postgres", Monitoring: true},
+}
+
+// Render builds the kustomization in dir (relative to the repository root)
+// with kustomize's default options, those of `kubectl apply -k`, and
+// decodes every object strictly.
+func Render(dir string) (*Manifests, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resources, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root, dir))
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	m := &Manifests{}
+	for _, res := range resources.Resources() {
+		data, err := res.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, res.CurId(), err)
+		}
+		obj, err := Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, res.CurId(), err)
+		}
+		m.Objects = append(m.Objects, obj)
+	}
+	return m, nil
+}
+
+// RepoRoot is the directory of go.mod, found upwards from the working
+// directory (a test's package directory).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
