@@ -34,10 +34,24 @@ const envPrefix = "PLANTSTORE"
 func parseConfig(args []string, usage io.Writer) (config, error) {
 	var cfg config
 	var tokens string
+	fs := newFlagSet(&cfg, &tokens)
+	fs.Usage = func() { fs.SetOutput(usage); printUsage(fs); fs.SetOutput(io.Discard) }
+	if err := ff.Parse(fs, args, ff.WithEnvVarPrefix(envPrefix)); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg.Auth.Tokens = auth.SplitList(tokens)
+	return cfg, cfg.validate()
+}
+
+// newFlagSet defines every flag of the program, each filling its field of
+// cfg (--tokens fills *tokens, split later). The manifest tests read the
+// flags from here, so they know every setting the program takes.
+func newFlagSet(cfg *config, tokens *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("plantstore", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported by the caller, on one line
-	fs.Usage = func() { fs.SetOutput(usage); printUsage(fs); fs.SetOutput(io.Discard) }
-
 	fs.StringVar(&cfg.HTTP.Addr, "http-addr", ":8080", "API listen address")
 	fs.StringVar(&cfg.HTTP.AdminAddr, "admin-addr", ":9090", "admin listen address (probes, metrics; keep it cluster-internal)")
 	fs.DurationVar(&cfg.HTTP.DrainDelay, "drain-delay", 5*time.Second, "how long the API keeps serving after SIGTERM while readiness is 503")
@@ -47,18 +61,16 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	fs.StringVar(&cfg.Plants.PostgresURL, "postgres-url", "", "PostgreSQL connection URL (required for --store=postgres)")
 	fs.Int64Var(&cfg.Plants.MaxBodyBytes, "max-body-bytes", plants.DefaultMaxBodyBytes, "largest accepted request body in bytes")
 	fs.StringVar(&cfg.Auth.TokensFile, "tokens-file", "", "file of API tokens, one per line, # comments; reloaded on change")
-	fs.StringVar(&tokens, "tokens", "", "comma-separated API tokens (for development; prefer --tokens-file)")
+	fs.StringVar(tokens, "tokens", "", "comma-separated API tokens (for development; prefer --tokens-file)")
 	fs.StringVar(&cfg.Telemetry.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cfg.Telemetry.LogFormat, "log-format", "json", "log format: json or console")
+	return fs
+}
 
-	if err := ff.Parse(fs, args, ff.WithEnvVarPrefix(envPrefix)); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	cfg.Auth.Tokens = auth.SplitList(tokens)
-	return cfg, cfg.validate()
+// envVar is a flag's environment twin, as ff names it: --http-addr is
+// PLANTSTORE_HTTP_ADDR.
+func envVar(flagName string) string {
+	return envPrefix + "_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 func (c config) validate() error {
@@ -106,6 +118,6 @@ func (c config) validate() error {
 
 func printUsage(fs *flag.FlagSet) {
 	fmt.Fprintf(fs.Output(), "usage: plantstore [flags]\n       plantstore version | healthcheck\n\n"+
-		"Every flag has an environment twin: --http-addr is %s_HTTP_ADDR.\n\n", envPrefix)
+		"Every flag has an environment twin: --http-addr is %s.\n\n", envVar("http-addr"))
 	fs.PrintDefaults()
 }

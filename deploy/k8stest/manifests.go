@@ -1,5 +1,12 @@
 package k8stest
 
+import (
+	"errors"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
 // Manifests are the objects one kustomization renders, in kustomize's order.
 type Manifests struct {
 	Objects []Object
@@ -25,4 +32,13 @@ func Named[T interface{ GetName() string }](m *Manifests, name string) (T, bool)
 	}
 	var zero T
 	return zero, false
+}
+
+// Workload returns the one Deployment, plantstore, and its one container.
+func (m *Manifests) Workload() (*appsv1.Deployment, *corev1.Container, error) {
+	deps := All[*appsv1.Deployment](m)
+	if len(deps) != 1 || deps[0].Name != "plantstore" || len(deps[0].Spec.Template.Spec.Containers) != 1 {
+		return nil, nil, errors.New("want one Deployment, plantstore, with one container")
+	}
+	return deps[0], &deps[0].Spec.Template.Spec.Containers[0], nil
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants"
 )
 
 // nonroot is the distroless image's nonroot user and group.
@@ -62,11 +63,11 @@ func forEach(t *testing.T, check func(t *testing.T, k Kustomization, m *Manifest
 // workload returns the one Deployment and its one container.
 func workload(t *testing.T, m *Manifests) (*appsv1.Deployment, *corev1.Container) {
 	t.Helper()
-	deps := All[*appsv1.Deployment](m)
-	if len(deps) != 1 || deps[0].Name != "plantstore" || len(deps[0].Spec.Template.Spec.Containers) != 1 {
-		t.Fatalf("want one Deployment plantstore with one container, got %d Deployments", len(deps))
+	d, c, err := m.Workload()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return deps[0], &deps[0].Spec.Template.Spec.Containers[0]
+	return d, c
 }
 
 // TestEveryKustomizationIsRendered keeps the list of rendered variants
@@ -446,7 +447,7 @@ func TestStoreVariants(t *testing.T) {
 		pdbs := All[*policyv1.PodDisruptionBudget](m)
 		pvcs := All[*corev1.PersistentVolumeClaim](m)
 		switch k.Store {
-		case "bolt":
+		case plants.StoreBolt:
 			if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
 				t.Errorf("replicas %v, want 1: one process owns the bolt file", d.Spec.Replicas)
 			}
@@ -470,7 +471,7 @@ func TestStoreVariants(t *testing.T) {
 			if size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; size.IsZero() {
 				t.Error("PVC requests no storage")
 			}
-		case "postgres":
+		case plants.StorePostgres:
 			if d.Spec.Replicas != nil {
 				t.Errorf("replicas %d: leave the count to the HPA, or every kubectl apply resets it", *d.Spec.Replicas)
 			}
@@ -530,7 +531,7 @@ func TestConfigMapsExist(t *testing.T) {
 		for _, e := range c.Env {
 			if ref := e.ValueFrom; ref != nil && ref.ConfigMapKeyRef != nil {
 				cm, ok := Named[*corev1.ConfigMap](m, ref.ConfigMapKeyRef.Name)
-				if _, has := cm.Data[ref.ConfigMapKeyRef.Key]; !ok || !has {
+				if !ok || cm.Data[ref.ConfigMapKeyRef.Key] == "" {
 					t.Errorf("env %s: ConfigMap key %s/%s is not in the manifests", e.Name, ref.ConfigMapKeyRef.Name, ref.ConfigMapKeyRef.Key)
 				}
 			}

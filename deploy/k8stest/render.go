@@ -13,6 +13,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/plantstore/plantstore/modules/plants"
 )
 
 // Kustomization is one directory a user (or a test) applies with
@@ -20,7 +22,8 @@ import (
 type Kustomization struct {
 	Name string // for test names
 	Dir  string // relative to the repository root
-	// Store is the plant store the variant runs on: bolt or postgres.
+	// Store is the plant store the variant runs on: plants.StoreBolt or
+	// plants.StorePostgres.
 	Store string
 	// Monitoring is whether components/monitoring is included.
 	Monitoring bool
@@ -31,10 +34,10 @@ type Kustomization struct {
 // component, renders only as part of a kustomization: testdata holds the
 // two that docs/kubernetes.md tells users to write).
 var Kustomizations = []Kustomization{
-	{Name: "default", Dir: "deploy/k8s", Store: "bolt"},
-	{Name: "postgres", Dir: "deploy/k8s/overlays/postgres", Store: "postgres"},
-	{Name: "default+monitoring", Dir: "deploy/k8stest/testdata/default-monitoring", Store: "bolt", Monitoring: true},
-	{Name: "postgres+monitoring", Dir: "deploy/k8stest/testdata/postgres-monitoring", Store: "postgres", Monitoring: true},
+	{Name: "default", Dir: "deploy/k8s", Store: plants.StoreBolt},
+	{Name: "postgres", Dir: "deploy/k8s/overlays/postgres", Store: plants.StorePostgres},
+	{Name: "default+monitoring", Dir: "deploy/k8stest/testdata/default-monitoring", Store: plants.StoreBolt, Monitoring: true},
+	{Name: "postgres+monitoring", Dir: "deploy/k8stest/testdata/postgres-monitoring", Store: plants.StorePostgres, Monitoring: true},
 }
 
 // Render builds the kustomization in dir (relative to the repository root)
