@@ -7,7 +7,6 @@ package main
 // the manifests is checked in deploy/k8stest.
 
 import (
-	"context"
 	"flag"
 	"io"
 	"net"
@@ -23,12 +22,10 @@ import (
 	"github.com/peterbourgon/ff/v3"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"go.uber.org/fx"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/plantstore/plantstore/deploy/k8stest"
-	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
 )
 
@@ -164,11 +161,11 @@ func port(t *testing.T, addr string) int32 {
 
 func render(t *testing.T, k k8stest.Kustomization) *k8stest.Manifests {
 	t.Helper()
-	m, err := k8stest.Render(k.Dir)
+	all, err := k8stest.RenderAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return all[k.Name]
 }
 
 // TestManifestsConfigureTheProgram checks every setting a manifest passes
@@ -250,47 +247,15 @@ func TestManifestsConfigureTheProgram(t *testing.T) {
 	}
 }
 
-// manifestApp is the real program on loopback ports, on the memory store.
-type manifestApp struct {
-	api, admin string // base URLs
-	token      string
-}
-
-func startManifestApp(t *testing.T) *manifestApp {
+// adminGet asks the admin listener of s for path.
+func adminGet(t *testing.T, s *testServer, path string, header http.Header) (int, string) {
 	t.Helper()
-	clearFlagEnv(t)
-	a := &manifestApp{token: "manifest-test-token"}
-	cfg, err := parseConfig([]string{"--store=" + plants.StoreMemory, "--http-addr=127.0.0.1:0",
-		"--tokens=" + a.token, "--log-level=error", "--drain-delay=0s"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Set after validation, which refuses two equal addresses: ports 0 differ.
-	cfg.HTTP.AdminAddr = "127.0.0.1:0"
-	var servers *httpserver.Servers
-	app := newApp(cfg, fx.Populate(&servers))
-	if err := startApp(app); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout(cfg))
-		defer cancel()
-		if err := app.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	a.api, a.admin = "http://"+servers.APIAddr().String(), "http://"+servers.AdminAddr().String()
-	return a
-}
-
-func get(t *testing.T, url string, header http.Header) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	req, err := http.NewRequest(http.MethodGet, s.Admin+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header = header
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.Client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +271,7 @@ func get(t *testing.T, url string, header http.Header) (int, string) {
 // the manifests name: the probes, the scrape annotation's path and the
 // ServiceMonitor's.
 func TestManifestPathsAreServed(t *testing.T) {
-	app := startManifestApp(t)
+	s := startServer(t, testConfig(t))
 	paths := map[string]bool{}
 	for _, k := range k8stest.Kustomizations {
 		m := render(t, k)
@@ -325,7 +290,7 @@ func TestManifestPathsAreServed(t *testing.T) {
 		}
 	}
 	for path := range paths {
-		if code, body := get(t, app.admin+path, nil); code != http.StatusOK {
+		if code, body := adminGet(t, s, path, nil); code != http.StatusOK {
 			t.Errorf("GET %s on the admin listener: %d %s", path, code, body)
 		}
 	}
@@ -336,17 +301,9 @@ func TestManifestPathsAreServed(t *testing.T) {
 // program, after a create: a misspelt metric or label would make an alert
 // that never fires.
 func TestMonitoringReadsExportedSeries(t *testing.T) {
-	app := startManifestApp(t)
-	req, _ := http.NewRequest(http.MethodPost, app.api+"/plants", strings.NewReader(`{"id":1,"name":"Monstera"}`))
-	req.Header.Set("Authorization", "Bearer "+app.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("create: %s", resp.Status)
+	s := startServer(t, testConfig(t))
+	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 
 	var metricsPath string
@@ -380,7 +337,7 @@ func TestMonitoringReadsExportedSeries(t *testing.T) {
 		t.Fatal("no rules or dashboard found")
 	}
 
-	code, body := get(t, app.admin+metricsPath, http.Header{"Accept": {string(expfmt.NewFormat(expfmt.TypeTextPlain))}})
+	code, body := adminGet(t, s, metricsPath, http.Header{"Accept": {string(expfmt.NewFormat(expfmt.TypeTextPlain))}})
 	if code != http.StatusOK {
 		t.Fatalf("GET %s: %d", metricsPath, code)
 	}

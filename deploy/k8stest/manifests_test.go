@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,30 +25,14 @@ import (
 // nonroot is the distroless image's nonroot user and group.
 const nonroot = 65532
 
-var (
-	renderOnce sync.Once
-	renders    map[string]*Manifests
-	renderErr  error
-)
-
 // rendered returns every kustomization, rendered once per test binary.
 func rendered(t *testing.T) map[string]*Manifests {
 	t.Helper()
-	renderOnce.Do(func() {
-		renders = map[string]*Manifests{}
-		for _, k := range Kustomizations {
-			m, err := Render(k.Dir)
-			if err != nil {
-				renderErr = err
-				return
-			}
-			renders[k.Name] = m
-		}
-	})
-	if renderErr != nil {
-		t.Fatal(renderErr)
+	all, err := RenderAll()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return renders
+	return all
 }
 
 // forEach runs check on every kustomization's rendering.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -67,6 +68,20 @@ func Render(dir string) (*Manifests, error) {
 	}
 	return m, nil
 }
+
+// RenderAll renders every kustomization of Kustomizations, by name. It
+// renders them once per test binary: callers must not modify the objects.
+var RenderAll = sync.OnceValues(func() (map[string]*Manifests, error) {
+	all := map[string]*Manifests{}
+	for _, k := range Kustomizations {
+		m, err := Render(k.Dir)
+		if err != nil {
+			return nil, err
+		}
+		all[k.Name] = m
+	}
+	return all, nil
+})
 
 // RepoRoot is the directory of go.mod, found upwards from the working
 // directory (a test's package directory).
