@@ -40,7 +40,7 @@ func DecodeNewPlant(body []byte) (plant.Plant, error) {
 		return plant.Plant{}, badRequest("request body is empty; send a NewPlant JSON object")
 	}
 	if body[0] != '{' {
-		return plant.Plant{}, notAnObject(body[0])
+		return plant.Plant{}, notAnObject(body)
 	}
 	if !utf8.Valid(body) {
 		return plant.Plant{}, badRequest("request body is not valid UTF-8")
@@ -135,16 +135,18 @@ func decodeString(dec *jsontext.Decoder, field string) (string, error) {
 // syntaxError turns a jsontext error into a client message. Duplicate names
 // get their own wording because JSON that repeats a key is easy to send by
 // mistake and silently picking one value would store the wrong plant.
+// A truncated body is checked before the generic syntax error: jsontext
+// reports it as a *SyntacticError that wraps io.ErrUnexpectedEOF.
 func syntaxError(err error) error {
 	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
-		if errors.Is(se.Err, jsontext.ErrDuplicateName) {
-			return badRequest("request body repeats the key " + string(se.JSONPointer) + "; each key may appear once")
-		}
-		return badRequest("request body is not valid JSON at byte " + strconv.FormatInt(se.ByteOffset, 10))
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	isSyntax := errors.As(err, &se)
+	switch {
+	case isSyntax && errors.Is(se.Err, jsontext.ErrDuplicateName):
+		return badRequest("request body repeats the key " + string(se.JSONPointer) + "; each key may appear once")
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return badRequest("request body ends before the JSON object is complete")
+	case isSyntax:
+		return badRequest("request body is not valid JSON at byte " + strconv.FormatInt(se.ByteOffset, 10))
 	}
 	return badRequest("request body is not valid JSON")
 }
@@ -167,17 +169,12 @@ func kindName(k jsontext.Kind) string {
 	return "invalid JSON"
 }
 
-// notAnObject names what the body is instead of a NewPlant object, judged by
-// its first byte, which is all JSON needs to tell the kinds apart.
-func notAnObject(first byte) error {
-	var kind jsontext.Kind
-	switch {
-	case first == '[', first == 'n', first == '"', first == 't', first == 'f':
-		kind = jsontext.Kind(first)
-	case first == '-' || (first >= '0' && first <= '9'):
-		kind = '0'
-	default:
+// notAnObject names what the body is instead of a NewPlant object; a body
+// that is not JSON at all ("nope", "tru") is not called null or a boolean.
+func notAnObject(body []byte) error {
+	v := jsontext.Value(body)
+	if !v.IsValid() {
 		return badRequest("request body is not valid JSON")
 	}
-	return badRequest("request body must be a JSON object, not " + kindName(kind))
+	return badRequest("request body must be a JSON object, not " + kindName(v.Kind()))
 }
