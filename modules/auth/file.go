@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,18 +30,29 @@ type FileSource struct {
 // tokens it cannot read.
 func NewFileSource(path string, tokens *Tokens, log *zap.Logger) (*FileSource, error) {
 	fs := &FileSource{path: path, tokens: tokens, log: log, done: make(chan struct{})}
-	if err := fs.load(); err != nil {
+	if err := fs.load(false); err != nil {
 		return nil, err
 	}
 	return fs, nil
 }
 
-func (fs *FileSource) load() error {
+// errNoTokensInFile refuses a reload that finds no token: a file rewritten
+// in place is empty between the truncate and the write, and acting on that
+// moment would lock every client out.
+var errNoTokensInFile = errors.New("tokens file lists no token")
+
+// load reads the file into tokens. With refuseEmpty (a reload), a file that
+// lists no token leaves the current tokens in place.
+func (fs *FileSource) load(refuseEmpty bool) error {
 	data, err := os.ReadFile(fs.path)
 	if err != nil {
 		return fmt.Errorf("read tokens file: %w", err)
 	}
-	fs.tokens.Replace(ParseTokens(string(data)))
+	tokens := ParseTokens(string(data))
+	if refuseEmpty && len(tokens) == 0 {
+		return errNoTokensInFile
+	}
+	fs.tokens.Replace(tokens)
 	fs.loaded = sha256.Sum256(data)
 	return nil
 }
@@ -82,9 +94,9 @@ func (fs *FileSource) watch() {
 
 func (fs *FileSource) reload() {
 	before := fs.loaded
-	if err := fs.load(); err != nil {
-		// Mid-rotation the file may be briefly absent: keep the tokens we
-		// have until it is back.
+	if err := fs.load(true); err != nil {
+		// Mid-rotation the file may be briefly absent or empty: keep the
+		// tokens we have until it is back.
 		fs.log.Warn("tokens file not reloaded; keeping the current tokens", zap.Error(err))
 		return
 	}
