@@ -1,0 +1,125 @@
+package httpserver
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// chainTrace records the links a request went through, in order, with the
+// route template each saw.
+type chainTrace struct {
+	mu    sync.Mutex
+	links []string
+}
+
+func (c *chainTrace) link(name string) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.mu.Lock()
+			c.links = append(c.links, name+" "+RouteTemplate(r.Context()))
+			c.mu.Unlock()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func TestAPIChainOrder(t *testing.T) {
+	var trace chainTrace
+	refuse := false
+	auth := func(next http.Handler) http.Handler {
+		return trace.link("auth")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if refuse {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		}))
+	}
+	router := NewRouter([]Route{{Method: http.MethodGet, Path: "/plants/{id}", Handler: trace.link("handler")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))}})
+	h := NewAPIHandler(router, Middlewares{
+		Tracing:   trace.link("tracing"),
+		Metrics:   trace.link("metrics"),
+		AccessLog: trace.link("access_log"),
+		Auth:      auth,
+	}, zap.NewNop())
+
+	for _, tc := range []struct {
+		method, path string
+		refuse       bool
+		status       int
+		links        []string
+	}{
+		{http.MethodGet, "/plants/1", false, http.StatusOK,
+			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "handler /plants/{id}"}},
+		// Refused by auth: the handler never runs, but telemetry saw it.
+		{http.MethodGet, "/plants/1", true, http.StatusUnauthorized,
+			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}"}},
+		// Unknown paths and methods pass through auth too: an anonymous
+		// client learns nothing about the routes.
+		{http.MethodGet, "/nope", true, http.StatusUnauthorized,
+			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched"}},
+		{http.MethodGet, "/nope", false, http.StatusNotFound,
+			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched"}},
+		{http.MethodPut, "/plants/1", false, http.StatusMethodNotAllowed,
+			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}"}},
+	} {
+		trace.links, refuse = nil, tc.refuse
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != tc.status {
+			t.Fatalf("%s %s (refuse %v): status %d, want %d", tc.method, tc.path, tc.refuse, rec.Code, tc.status)
+		}
+		if !slices.Equal(trace.links, tc.links) {
+			t.Fatalf("%s %s (refuse %v): chain\n got %q\nwant %q", tc.method, tc.path, tc.refuse, trace.links, tc.links)
+		}
+	}
+}
+
+func TestRecover(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	router := NewRouter([]Route{{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		var m map[string]int
+		m["boom"]++ // a nil map write: a real runtime panic
+	})}})
+	h := router.Resolve(Recover(zap.New(core))(router.Dispatch()))
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/plants", nil))
+	assertError(t, rec, http.StatusInternalServerError, "internal error")
+
+	entries := logs.FilterMessage("panic in handler").All()
+	if len(entries) != 1 {
+		t.Fatalf("log = %v, want one panic line", logs.All())
+	}
+	fields := entries[0].ContextMap()
+	if fields["route"] != "/plants" || fields["stack"] == "" || fields["panic"] == nil {
+		t.Fatalf("panic line fields = %v, want route, stack and panic", fields)
+	}
+}
+
+// TestRecoverLetsAbortThrough: http.ErrAbortHandler is how a handler asks
+// the server to drop the connection; Recover must not turn it into a 500.
+func TestRecoverLetsAbortThrough(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	h := Recover(zap.New(core))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic(http.ErrAbortHandler)
+	}))
+	rec := httptest.NewRecorder()
+	func() {
+		defer func() {
+			if v := recover(); v != http.ErrAbortHandler {
+				t.Fatalf("recovered %v, want http.ErrAbortHandler re-panicked", v)
+			}
+		}()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	}()
+	if rec.Body.Len() != 0 || logs.Len() != 0 {
+		t.Fatalf("abort wrote %q and logged %v", rec.Body, logs.All())
+	}
+}

@@ -1,0 +1,66 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+func TestReadiness(t *testing.T) {
+	storeErr := error(nil)
+	core, logs := observer.New(zap.DebugLevel)
+	rd := NewReadiness([]ReadinessCheck{
+		{Name: "always", Check: func(context.Context) error { return nil }},
+		{Name: "store", Check: func(ctx context.Context) error {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Error("readiness check called without a deadline")
+			}
+			return storeErr
+		}},
+	}, zap.New(core))
+
+	rec := serve(rd)
+	if rec.Code != http.StatusOK || rec.Body.String() != `{"status":"ready"}` || rec.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("ready: %d %q %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+
+	storeErr = errors.New("connection refused")
+	assertError(t, serve(rd), http.StatusServiceUnavailable, "store is not ready")
+	if e := logs.FilterMessage("readiness check failed").All(); len(e) != 1 || e[0].ContextMap()["check"] != "store" {
+		t.Fatalf("log = %v, want one failed check named store", logs.All())
+	}
+
+	storeErr = nil
+	if rec := serve(rd); rec.Code != http.StatusOK {
+		t.Fatalf("store back: %d %s", rec.Code, rec.Body)
+	}
+
+	if rd.Draining() {
+		t.Fatal("Draining before Drain")
+	}
+	rd.Drain()
+	if !rd.Draining() {
+		t.Fatal("not Draining after Drain")
+	}
+	// Draining is for good and wins over passing checks.
+	for range 3 {
+		assertError(t, serve(rd), http.StatusServiceUnavailable, "shutting down")
+	}
+}
+
+func TestReadinessWithoutChecks(t *testing.T) {
+	if rec := serve(NewReadiness(nil, zap.NewNop())); rec.Code != http.StatusOK {
+		t.Fatalf("no checks: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func serve(h http.Handler) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ReadyzPath, nil))
+	return rec
+}

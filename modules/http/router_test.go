@@ -1,0 +1,154 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/mux"
+)
+
+// routed is what the test routes answer: which route ran, with which
+// template and path variables.
+func routed(name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vars, _ := json.Marshal(mux.Vars(r))
+		w.Header().Set("X-Route", name)
+		w.Header().Set("X-Template", RouteTemplate(r.Context()))
+		_, _ = w.Write(vars)
+	})
+}
+
+func testRouter() *Router {
+	return NewRouter([]Route{
+		{Method: http.MethodPost, Path: "/plants", Handler: routed("create")},
+		{Method: http.MethodGet, Path: "/plants", Handler: routed("list")},
+		{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")},
+		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: routed("delete")},
+	})
+}
+
+// serveResolved serves req through Resolve and Dispatch and reports the
+// template a middleware between the two saw.
+func serveResolved(rt *Router, req *http.Request) (rec *httptest.ResponseRecorder, template string) {
+	rec = httptest.NewRecorder()
+	h := rt.Resolve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		template = RouteTemplate(r.Context())
+		rt.Dispatch().ServeHTTP(w, r)
+	}))
+	h.ServeHTTP(rec, req)
+	return rec, template
+}
+
+func TestRouterMatches(t *testing.T) {
+	rt := testRouter()
+	for _, tc := range []struct {
+		method, path, route, template, vars string
+	}{
+		{http.MethodPost, "/plants", "create", "/plants", `{}`},
+		{http.MethodGet, "/plants", "list", "/plants", `{}`},
+		{http.MethodGet, "/plants/42", "get", "/plants/{id}", `{"id":"42"}`},
+		{http.MethodDelete, "/plants/-7", "delete", "/plants/{id}", `{"id":"-7"}`},
+		{http.MethodGet, "/plants?limit=2", "list", "/plants", `{}`},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			rec, template := serveResolved(rt, httptest.NewRequest(tc.method, tc.path, nil))
+			if rec.Code != http.StatusOK || rec.Header().Get("X-Route") != tc.route {
+				t.Fatalf("answer %d from route %q, want 200 from %q", rec.Code, rec.Header().Get("X-Route"), tc.route)
+			}
+			if template != tc.template || rec.Header().Get("X-Template") != tc.template {
+				t.Fatalf("template seen by the chain %q, by the handler %q; want %q", template, rec.Header().Get("X-Template"), tc.template)
+			}
+			if got := rec.Body.String(); got != tc.vars {
+				t.Fatalf("mux.Vars = %s, want %s", got, tc.vars)
+			}
+		})
+	}
+}
+
+func TestRouterNotFound(t *testing.T) {
+	rt := testRouter()
+	for _, path := range []string{"/", "/plant", "/plants/1/leaves", "/PLANTS", "/secret/../etc/passwd"} {
+		rec, template := serveResolved(rt, httptest.NewRequest(http.MethodGet, path, nil))
+		if template != UnmatchedRoute {
+			t.Fatalf("%s: template = %q, want %q (never the raw path)", path, template, UnmatchedRoute)
+		}
+		assertError(t, rec, http.StatusNotFound, "no such path: "+path)
+		if rec.Header().Get("Allow") != "" {
+			t.Fatalf("%s: 404 with Allow %q", path, rec.Header().Get("Allow"))
+		}
+	}
+}
+
+func TestRouterMethodNotAllowed(t *testing.T) {
+	rt := testRouter()
+	for _, tc := range []struct {
+		method, path, template, allow string
+	}{
+		{http.MethodPut, "/plants", "/plants", "GET, POST"},
+		{http.MethodDelete, "/plants", "/plants", "GET, POST"},
+		{http.MethodPost, "/plants/1", "/plants/{id}", "DELETE, GET"},
+		{"BREW", "/plants/1", "/plants/{id}", "DELETE, GET"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			rec, template := serveResolved(rt, httptest.NewRequest(tc.method, tc.path, nil))
+			assertError(t, rec, http.StatusMethodNotAllowed, "method "+tc.method+" is not allowed here; allowed: "+tc.allow)
+			if got := rec.Header().Get("Allow"); got != tc.allow {
+				t.Fatalf("Allow = %q, want %q", got, tc.allow)
+			}
+			if template != tc.template {
+				t.Fatalf("template = %q, want %q", template, tc.template)
+			}
+		})
+	}
+}
+
+func TestRouterDispatchWithoutResolve(t *testing.T) {
+	rt := testRouter()
+	rec := httptest.NewRecorder()
+	rt.Dispatch().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plants/9", nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("X-Route") != "get" || rec.Body.String() != `{"id":"9"}` {
+		t.Fatalf("answer %d %q %s", rec.Code, rec.Header().Get("X-Route"), rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	rt.Dispatch().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/nope", nil))
+	assertError(t, rec, http.StatusNotFound, "no such path: /nope")
+}
+
+func TestRouteTemplateOutsideTheChain(t *testing.T) {
+	if got := RouteTemplate(httptest.NewRequest(http.MethodGet, "/plants", nil).Context()); got != UnmatchedRoute {
+		t.Fatalf("RouteTemplate without Resolve = %q, want %q", got, UnmatchedRoute)
+	}
+}
+
+// assertError checks an exact JSON Error answer.
+func assertError(t *testing.T, rec *httptest.ResponseRecorder, status int, message string) {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type = %q, want application/json", ct)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("body %q is not JSON: %v", rec.Body, err)
+	}
+	if len(got) != 2 || got["error"] != float64(status) || got["message"] != message {
+		t.Fatalf("body = %s, want {\"error\":%d,\"message\":%q}", rec.Body, status, message)
+	}
+}
+
+// readAll reads a response body whole.
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,123 @@
+package httpserver
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// TestServersDrain runs both listeners and stops them: readiness turns 503
+// at once while the API keeps answering (closing each connection after its
+// answer), until the drain ends. The drain is ended by cancelling Stop's
+// context rather than by waiting for a delay, so nothing here is timed.
+func TestServersDrain(t *testing.T) {
+	ready := NewReadiness(nil, zap.NewNop())
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
+	s := NewServers(Config{
+		Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0",
+		DrainDelay: time.Hour, ShutdownTimeout: 10 * time.Second,
+	}, api, NewAdminHandler(ready, nil), ready, zap.NewNop())
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	apiURL, adminURL := "http://"+s.APIAddr().String(), "http://"+s.AdminAddr().String()
+	client := &http.Client{Timeout: 10 * time.Second}
+
+	if resp := get(t, client, adminURL+ReadyzPath); resp.StatusCode != http.StatusOK {
+		t.Fatalf("readyz before stop = %d", resp.StatusCode)
+	}
+	if resp := get(t, client, apiURL); resp.StatusCode != http.StatusOK || resp.Close {
+		t.Fatalf("API before stop = %d, close %v", resp.StatusCode, resp.Close)
+	}
+
+	ctx, endDrain := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stop(ctx) }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for !ready.Draining() {
+		if time.Now().After(deadline) {
+			t.Fatal("Stop did not start draining")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	resp := get(t, client, adminURL+ReadyzPath)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz while draining = %d, want 503", resp.StatusCode)
+	}
+	for range 3 {
+		resp := get(t, client, apiURL)
+		if resp.StatusCode != http.StatusOK || readAll(t, resp) != "ok" {
+			t.Fatalf("API while draining = %d", resp.StatusCode)
+		}
+		// Each answer closes its connection, moving keep-alive clients to
+		// other replicas.
+		if !resp.Close {
+			t.Fatal("an answer while draining keeps its connection open (no Connection: close)")
+		}
+	}
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned during the drain: %v", err)
+	default:
+	}
+
+	endDrain()
+	if err := <-stopped; err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	for _, url := range []string{apiURL, adminURL + LivezPath} {
+		if _, err := client.Get(url); err == nil {
+			t.Fatalf("%s still answers after Stop", url)
+		}
+	}
+}
+
+func TestServersStartFailsOnTakenPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ready := NewReadiness(nil, zap.NewNop())
+	for _, cfg := range []Config{
+		{Addr: ln.Addr().String(), AdminAddr: "127.0.0.1:0"},
+		{Addr: "127.0.0.1:0", AdminAddr: ln.Addr().String()},
+	} {
+		s := NewServers(cfg, http.NotFoundHandler(), http.NotFoundHandler(), ready, zap.NewNop())
+		if err := s.Start(context.Background()); err == nil {
+			t.Fatalf("Start on taken %+v succeeded", cfg)
+		}
+	}
+	// When the admin address is taken, the API listener already opened is
+	// closed again: its port is free for the next attempt.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiAddr := free.Addr().String()
+	free.Close()
+	s := NewServers(Config{Addr: apiAddr, AdminAddr: ln.Addr().String()}, http.NotFoundHandler(), http.NotFoundHandler(), ready, zap.NewNop())
+	if err := s.Start(context.Background()); err == nil {
+		t.Fatal("Start with a taken admin port succeeded")
+	}
+	again, err := net.Listen("tcp", apiAddr)
+	if err != nil {
+		t.Fatalf("the API port stayed taken after the failed start: %v", err)
+	}
+	again.Close()
+}
+
+func get(t *testing.T, client *http.Client, url string) *http.Response {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
