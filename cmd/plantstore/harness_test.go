@@ -11,10 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +31,7 @@ import (
 	"github.com/plantstore/plantstore/modules/auth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/telemetry"
 )
 
@@ -50,10 +53,41 @@ func testConfig(t *testing.T) config {
 	}
 }
 
+// testStores are the store configurations the black-box API tests run
+// against, by store name. Each store's test file adds its own from an init
+// function (setting cfg.Plants, and skipping or failing through t when a
+// program it needs is missing), so every API test covers every store.
+var testStores = map[string]func(t *testing.T, cfg *config){
+	plants.StoreMemory: func(t *testing.T, cfg *config) { cfg.Plants.Store = plants.StoreMemory },
+}
+
+// forEachStore runs test as one subtest per entry of testStores, each with
+// a fresh testConfig set up for that store.
+func forEachStore(t *testing.T, test func(t *testing.T, cfg config)) {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(testStores)) {
+		t.Run(name, func(t *testing.T) { test(t, storeConfig(t, name)) })
+	}
+}
+
+// storeConfig is a testConfig set up for the named store of testStores.
+func storeConfig(t *testing.T, name string) config {
+	t.Helper()
+	setUp, ok := testStores[name]
+	if !ok {
+		t.Fatalf("no test store %q", name)
+	}
+	cfg := testConfig(t)
+	setUp(t, &cfg)
+	return cfg
+}
+
 // testServer is a running in-process app.
 type testServer struct {
 	API, Admin string // base URLs, e.g. http://127.0.0.1:41234
 	Client     *http.Client
+	Store      plant.Store           // the app's store, to check what a request left behind
+	Ready      *httpserver.Readiness // the app's readiness, to drive /readyz
 	app        *fx.App
 }
 
@@ -61,7 +95,9 @@ type testServer struct {
 func startServer(t *testing.T, cfg config) *testServer {
 	t.Helper()
 	var servers *httpserver.Servers
-	app := newApp(cfg, fx.Populate(&servers), fx.NopLogger)
+	var store plant.Store
+	var ready *httpserver.Readiness
+	app := newApp(cfg, fx.Populate(&servers, &store, &ready), fx.NopLogger)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := app.Start(ctx); err != nil {
@@ -86,6 +122,8 @@ func startServer(t *testing.T, cfg config) *testServer {
 		API:    "http://" + servers.APIAddr().String(),
 		Admin:  "http://" + servers.AdminAddr().String(),
 		Client: client,
+		Store:  store,
+		Ready:  ready,
 		app:    app,
 	}
 }
@@ -379,6 +417,20 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// eventually polls cond until it holds, failing the test once timeout has
+// passed. It is for state that changes asynchronously (a reloaded file, a
+// draining server); the timeout is a bound, not an expectation.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not true within %v: %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // requireProgram returns the path of a program the test needs. Missing, it
