@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/plantstore/plantstore/modules/plants"
+)
+
+// clearEnv unsets every PLANTSTORE_* variable for the test's duration, so
+// that the developer's environment cannot change what parseConfig sees.
+func clearEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, envPrefix+"_") {
+			t.Setenv(name, "") // restores the value when the test ends
+			if err := os.Unsetenv(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	clearEnv(t)
+	cfg, err := parseConfig([]string{"--tokens", "a"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, got, want string }{
+		{"http-addr", cfg.HTTP.Addr, ":8080"},
+		{"admin-addr", cfg.HTTP.AdminAddr, ":9090"},
+		{"drain-delay", cfg.HTTP.DrainDelay.String(), "5s"},
+		{"shutdown-timeout", cfg.HTTP.ShutdownTimeout.String(), "20s"},
+		{"data-dir", cfg.Plants.DataDir, "./data"},
+		{"postgres-url", cfg.Plants.PostgresURL, ""},
+		{"max-body-bytes", strconv.FormatInt(cfg.Plants.MaxBodyBytes, 10), "1048576"},
+		{"tokens-file", cfg.Auth.TokensFile, ""},
+		{"log-level", cfg.Telemetry.LogLevel, "info"},
+		{"log-format", cfg.Telemetry.LogFormat, "json"},
+	} {
+		if c.got != c.want {
+			t.Errorf("default --%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+	if !slices.Equal(cfg.Auth.Tokens, []string{"a"}) {
+		t.Errorf("tokens = %q", cfg.Auth.Tokens)
+	}
+}
+
+// configFields are the flags with their environment twins, and how to read
+// each back from a config.
+var configFields = []struct {
+	flag, env         string
+	fromEnv, fromFlag string
+	get               func(config) string
+}{
+	{"http-addr", "PLANTSTORE_HTTP_ADDR", "127.0.0.1:1111", "127.0.0.1:2222", func(c config) string { return c.HTTP.Addr }},
+	{"admin-addr", "PLANTSTORE_ADMIN_ADDR", "127.0.0.1:3333", "127.0.0.1:4444", func(c config) string { return c.HTTP.AdminAddr }},
+	{"drain-delay", "PLANTSTORE_DRAIN_DELAY", "7s", "3s", func(c config) string { return c.HTTP.DrainDelay.String() }},
+	{"shutdown-timeout", "PLANTSTORE_SHUTDOWN_TIMEOUT", "1m0s", "9s", func(c config) string { return c.HTTP.ShutdownTimeout.String() }},
+	{"store", "PLANTSTORE_STORE", plants.StoreBolt, plants.StoreMemory, func(c config) string { return c.Plants.Store }},
+	{"data-dir", "PLANTSTORE_DATA_DIR", "/var/lib/env", "/var/lib/flag", func(c config) string { return c.Plants.DataDir }},
+	{"postgres-url", "PLANTSTORE_POSTGRES_URL", "postgres://env/db", "postgres://flag/db", func(c config) string { return c.Plants.PostgresURL }},
+	{"max-body-bytes", "PLANTSTORE_MAX_BODY_BYTES", "2048", "4096", func(c config) string { return strconv.FormatInt(c.Plants.MaxBodyBytes, 10) }},
+	{"tokens-file", "PLANTSTORE_TOKENS_FILE", "/run/env-tokens", "/run/flag-tokens", func(c config) string { return c.Auth.TokensFile }},
+	{"tokens", "PLANTSTORE_TOKENS", "env-a,env-b", "flag-a, flag-b", func(c config) string { return strings.Join(c.Auth.Tokens, ",") }},
+	{"log-level", "PLANTSTORE_LOG_LEVEL", "debug", "warn", func(c config) string { return c.Telemetry.LogLevel }},
+	{"log-format", "PLANTSTORE_LOG_FORMAT", "console", "json", func(c config) string { return c.Telemetry.LogFormat }},
+}
+
+func TestParseConfigEnvTwins(t *testing.T) {
+	for _, f := range configFields {
+		t.Run(f.flag, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv("PLANTSTORE_TOKENS", "t") // a valid config needs a token
+			t.Setenv(f.env, f.fromEnv)
+
+			cfg, err := parseConfig(nil, io.Discard)
+			if err != nil {
+				t.Fatalf("%s=%s: %v", f.env, f.fromEnv, err)
+			}
+			want := f.fromEnv
+			if f.flag == "tokens" {
+				want = "env-a,env-b"
+			}
+			if got := f.get(cfg); got != want {
+				t.Fatalf("%s=%s gives %q", f.env, f.fromEnv, got)
+			}
+
+			// The flag wins over its twin.
+			cfg, err = parseConfig([]string{"--" + f.flag + "=" + f.fromFlag}, io.Discard)
+			if err != nil {
+				t.Fatalf("--%s=%s: %v", f.flag, f.fromFlag, err)
+			}
+			want = f.fromFlag
+			if f.flag == "tokens" {
+				want = "flag-a,flag-b"
+			}
+			if got := f.get(cfg); got != want {
+				t.Fatalf("--%s=%s with %s=%s gives %q, want the flag's value", f.flag, f.fromFlag, f.env, f.fromEnv, got)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		err  string
+	}{
+		{"unknown flag", []string{"--colour=green"}, nil,
+			"error parsing commandline arguments: flag provided but not defined: -colour"},
+		{"unexpected argument", []string{"serve"}, nil, `unexpected argument "serve"`},
+		{"duration", []string{"--drain-delay=soon"}, nil,
+			`error parsing commandline arguments: invalid value "soon" for flag -drain-delay: parse error`},
+		{"duration from env", nil, map[string]string{"PLANTSTORE_SHUTDOWN_TIMEOUT": "forever"},
+			`error parsing environment variables: error setting flag "shutdown-timeout" from environment variable "PLANTSTORE_SHUTDOWN_TIMEOUT": parse error`},
+		{"number", []string{"--max-body-bytes=1MiB"}, nil,
+			`error parsing commandline arguments: invalid value "1MiB" for flag -max-body-bytes: parse error`},
+		{"number from env", nil, map[string]string{"PLANTSTORE_MAX_BODY_BYTES": "lots"},
+			`error parsing environment variables: error setting flag "max-body-bytes" from environment variable "PLANTSTORE_MAX_BODY_BYTES": parse error`},
+		{"http-addr", []string{"--http-addr=8080"}, nil, `--http-addr "8080": want host:port, e.g. :8080`},
+		{"http-addr without port", []string{"--http-addr=localhost:"}, nil, `--http-addr "localhost:": want host:port, e.g. :8080`},
+		{"admin-addr from env", nil, map[string]string{"PLANTSTORE_ADMIN_ADDR": "localhost"}, `--admin-addr "localhost": want host:port, e.g. :8080`},
+		{"same addresses", []string{"--http-addr=:8000", "--admin-addr=:8000"}, nil, "--http-addr and --admin-addr must differ"},
+		{"negative drain delay", []string{"--drain-delay=-1s"}, nil, "--drain-delay -1s: must not be negative"},
+		{"zero shutdown timeout", []string{"--shutdown-timeout=0s"}, nil, "--shutdown-timeout 0s: must be positive"},
+		{"zero body limit", []string{"--max-body-bytes=0"}, nil, "--max-body-bytes 0: must be positive"},
+		{"negative body limit", nil, map[string]string{"PLANTSTORE_MAX_BODY_BYTES": "-5"}, "--max-body-bytes -5: must be positive"},
+		{"store", []string{"--store=sqlite"}, nil, `--store "sqlite": want memory, bolt or postgres`},
+		{"store from env", nil, map[string]string{"PLANTSTORE_STORE": "Memory"}, `--store "Memory": want memory, bolt or postgres`},
+		{"postgres without url", []string{"--store=postgres"}, nil, "--store postgres needs --postgres-url (PLANTSTORE_POSTGRES_URL)"},
+		{"bolt without data dir", []string{"--store=bolt", "--data-dir="}, nil, "--data-dir must not be empty"},
+		{"log level", []string{"--log-level=verbose"}, nil, `--log-level "verbose": want debug, info, warn or error`},
+		{"log format from env", nil, map[string]string{"PLANTSTORE_LOG_FORMAT": "xml"}, `--log-format "xml": want json or console`},
+		{"no token", []string{"--tokens="}, nil,
+			"no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)"},
+		{"only blank tokens", nil, map[string]string{"PLANTSTORE_TOKENS": " , ,"},
+			"no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)"},
+		{"several at once", []string{"--store=sqlite", "--log-level=loud", "--drain-delay=-2s"}, nil,
+			`--drain-delay -2s: must not be negative; --store "sqlite": want memory, bolt or postgres; --log-level "loud": want debug, info, warn or error`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv("PLANTSTORE_TOKENS", "t")
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := parseConfig(tc.args, io.Discard)
+			if err == nil {
+				t.Fatalf("parseConfig(%q) with %v succeeded", tc.args, tc.env)
+			}
+			if err.Error() != tc.err {
+				t.Fatalf("error\n got %q\nwant %q", err, tc.err)
+			}
+			if strings.ContainsAny(err.Error(), "\r\n") {
+				t.Fatalf("error spans several lines: %q", err)
+			}
+		})
+	}
+}
+
+// TestRunRefusesBadConfig: run prints one line on stderr and exits 2
+// before anything listens.
+func TestRunRefusesBadConfig(t *testing.T) {
+	missing := t.TempDir() + "/absent-tokens"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		stderr string
+	}{
+		{"bad flag", []string{"--drain-delay=soon", "--tokens=t"}, nil,
+			`plantstore: error parsing commandline arguments: invalid value "soon" for flag -drain-delay: parse error`},
+		{"bad env value", []string{"--tokens=t"}, map[string]string{"PLANTSTORE_LOG_LEVEL": "loud"},
+			`plantstore: --log-level "loud": want debug, info, warn or error`},
+		{"bad env syntax", []string{"--tokens=t"}, map[string]string{"PLANTSTORE_DRAIN_DELAY": "5"},
+			`plantstore: error parsing environment variables: error setting flag "drain-delay" from environment variable "PLANTSTORE_DRAIN_DELAY": parse error`},
+		{"no token", nil, nil,
+			"plantstore: no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)"},
+		{"unreadable tokens file", []string{"--tokens-file=" + missing, "--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--log-level=error"}, nil,
+			"plantstore: read tokens file: open " + missing + ": no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(tc.args, &stdout, &stderr); code != 2 {
+				t.Fatalf("run(%q) = %d, want 2; stderr %q", tc.args, code, stderr.String())
+			}
+			if stderr.String() != tc.stderr+"\n" {
+				t.Fatalf("stderr\n got %q\nwant %q", stderr.String(), tc.stderr+"\n")
+			}
+		})
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	clearEnv(t)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run -h = %d; stderr %q", code, stderr.String())
+	}
+	if stderr.Len() != 0 {
+		t.Fatalf("run -h wrote to stderr: %q", stderr.String())
+	}
+	usage := stdout.String()
+	if !strings.HasPrefix(usage, "usage: plantstore [flags]\n") {
+		t.Fatalf("usage starts %q", usage[:min(len(usage), 60)])
+	}
+	for _, f := range configFields {
+		if !strings.Contains(usage, "-"+f.flag+" ") && !strings.Contains(usage, "-"+f.flag+"\n") {
+			t.Errorf("usage does not list --%s:\n%s", f.flag, usage)
+		}
+	}
+	if !strings.Contains(usage, "PLANTSTORE_HTTP_ADDR") {
+		t.Errorf("usage does not explain the environment twins:\n%s", usage)
+	}
+}
