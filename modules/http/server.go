@@ -27,7 +27,7 @@ func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readin
 	return &Servers{
 		cfg: cfg,
 		api: &http.Server{
-			Handler:           apiHandler,
+			Handler:           closeWhileDraining(ready, apiHandler),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          errLog,
 		},
@@ -70,10 +70,7 @@ func (s *Servers) serve(name string, srv *http.Server, ln net.Listener) {
 // drain delay (load balancers notice and stop sending), then in-flight
 // requests get the shutdown timeout to finish.
 func (s *Servers) Stop(ctx context.Context) error {
-	s.ready.Drain()
-	// Closing each connection after its next answer moves keep-alive clients
-	// to other replicas during the drain.
-	s.api.SetKeepAlivesEnabled(false)
+	s.ready.Drain() // from now on closeWhileDraining closes each connection after its answer
 	s.log.Info("draining", zap.Duration("drain_delay", s.cfg.DrainDelay))
 	select {
 	case <-time.After(s.cfg.DrainDelay):
@@ -83,6 +80,20 @@ func (s *Servers) Stop(ctx context.Context) error {
 	defer cancel()
 	err := s.api.Shutdown(ctx)
 	return errors.Join(err, s.admin.Shutdown(ctx))
+}
+
+// closeWhileDraining closes each connection after its answer once the drain
+// began, which moves keep-alive clients to other replicas. It does not use
+// http.Server.SetKeepAlivesEnabled(false): that also closes idle connections
+// at once, under clients that are sending a request on them at that moment,
+// and such a POST fails without being safe to retry.
+func closeWhileDraining(ready *Readiness, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ready.Draining() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // APIAddr is the API listener's address once started (useful with port 0).

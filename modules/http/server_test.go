@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,10 +29,10 @@ func TestServersDrain(t *testing.T) {
 	apiURL, adminURL := "http://"+s.APIAddr().String(), "http://"+s.AdminAddr().String()
 	client := &http.Client{Timeout: 10 * time.Second}
 
-	if resp := get(t, client, adminURL+ReadyzPath); resp.StatusCode != http.StatusOK {
+	if resp, _ := get(t, client, adminURL+ReadyzPath); resp.StatusCode != http.StatusOK {
 		t.Fatalf("readyz before stop = %d", resp.StatusCode)
 	}
-	if resp := get(t, client, apiURL); resp.StatusCode != http.StatusOK || resp.Close {
+	if resp, _ := get(t, client, apiURL); resp.StatusCode != http.StatusOK || resp.Close {
 		t.Fatalf("API before stop = %d, close %v", resp.StatusCode, resp.Close)
 	}
 
@@ -45,13 +47,27 @@ func TestServersDrain(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	resp := get(t, client, adminURL+ReadyzPath)
-	if resp.StatusCode != http.StatusServiceUnavailable {
+	if resp, _ := get(t, client, adminURL+ReadyzPath); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("readyz while draining = %d, want 503", resp.StatusCode)
 	}
+	// The keep-alive connection of the request before the drain is still
+	// open: closing idle connections at once would fail any request a client
+	// is sending on one at that moment.
+	var reused bool
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+	}), http.MethodPost, apiURL, strings.NewReader("{}"))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !reused || !resp.Close {
+		t.Fatalf("first answer of the drain: %d, reused connection %v, Connection: close %v; want 200 on the kept-alive connection, then closed", resp.StatusCode, reused, resp.Close)
+	}
+	readAll(t, resp)
 	for range 3 {
-		resp := get(t, client, apiURL)
-		if resp.StatusCode != http.StatusOK || readAll(t, resp) != "ok" {
+		resp, body := get(t, client, apiURL)
+		if resp.StatusCode != http.StatusOK || body != "ok" {
 			t.Fatalf("API while draining = %d", resp.StatusCode)
 		}
 		// Each answer closes its connection, moving keep-alive clients to
@@ -112,12 +128,13 @@ func TestServersStartFailsOnTakenPort(t *testing.T) {
 	again.Close()
 }
 
-func get(t *testing.T, client *http.Client, url string) *http.Response {
+// get sends a GET and reads the answer whole, so that its connection goes
+// back to the client's idle pool.
+func get(t *testing.T, client *http.Client, url string) (*http.Response, string) {
 	t.Helper()
 	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return resp, readAll(t, resp)
 }
