@@ -40,7 +40,7 @@ const testToken = "test-token-0123456789"
 
 // testConfig is a configuration for an in-process server: memory store,
 // random loopback ports, quiet logs, no drain delay.
-func testConfig(t *testing.T) config {
+func testConfig(t testing.TB) config {
 	t.Helper()
 	return config{
 		HTTP: httpserver.Config{
