@@ -84,8 +84,8 @@ func TestAPIChainOrder(t *testing.T) {
 func TestRecover(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	router := NewRouter([]Route{{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		var m map[string]int
-		m["boom"]++ // a nil map write: a real runtime panic
+		var plants []string
+		_ = plants[len(plants)] // a real runtime panic: index out of range
 	})}})
 	h := router.Resolve(Recover(zap.New(core))(router.Dispatch()))
 
