@@ -15,8 +15,9 @@ import (
 // error is a *BadRequestError with a message, and every success agrees with
 // an independent decoder and survives a round trip through the encoders.
 //
-// The seed corpus is every case of the decoder table (plus testdata/fuzz);
-// `make test` runs it. Explore with:
+// The seed corpus is every case of the decoder table, plus testdata/fuzz
+// where go test -fuzz saves any failing input; `make test` runs it. Explore
+// with:
 //
 //	go test -run '^$' -fuzz FuzzDecodeNewPlant -fuzztime 60s ./modules/plants
 func FuzzDecodeNewPlant(f *testing.F) {
