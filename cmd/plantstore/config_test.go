@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"os"
 	"slices"
@@ -73,6 +74,27 @@ var configFields = []struct {
 	{"tokens", "PLANTSTORE_TOKENS", "env-a,env-b", "flag-a, flag-b", func(c config) string { return strings.Join(c.Auth.Tokens, ",") }},
 	{"log-level", "PLANTSTORE_LOG_LEVEL", "debug", "warn", func(c config) string { return c.Telemetry.LogLevel }},
 	{"log-format", "PLANTSTORE_LOG_FORMAT", "console", "json", func(c config) string { return c.Telemetry.LogFormat }},
+}
+
+// TestConfigFieldsCoverEveryFlag keeps configFields complete: a new flag
+// needs its row, so that its environment twin is tested too.
+func TestConfigFieldsCoverEveryFlag(t *testing.T) {
+	var cfg config
+	var tokens string
+	var flags []string
+	newFlagSet(&cfg, &tokens).VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name) })
+	var tested []string
+	for _, f := range configFields {
+		tested = append(tested, f.flag)
+		if f.env != envVar(f.flag) {
+			t.Errorf("--%s: row says %s, the program reads %s", f.flag, f.env, envVar(f.flag))
+		}
+	}
+	slices.Sort(flags)
+	slices.Sort(tested)
+	if !slices.Equal(flags, tested) {
+		t.Fatalf("flags %q, but configFields (config_test.go) tests %q: add a row for each new flag", flags, tested)
+	}
 }
 
 func TestParseConfigEnvTwins(t *testing.T) {
