@@ -12,10 +12,14 @@ LDFLAGS  := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/inte
 DEV_TOKEN ?= dev-token
 HTTP_ADDR ?= :8080
 
+# The image `make docker-build` makes and `make docker-run` runs.
+IMAGE       ?= plantstore:$(VERSION)
+DATA_VOLUME ?= plantstore-data
+
 # Linters, pinned, fetched from the Go module proxy on first use.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run test lint bench
+.PHONY: build run test lint bench docker-build docker-run
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/plantstore
@@ -37,3 +41,17 @@ lint:
 # Postgres is included when PLANTSTORE_POSTGRES_URL is set.
 bench:
 	$(GO) run ./tools/loadbench $(BENCHFLAGS)
+
+docker-build:
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMAGE) .
+
+# The image as users run it: read-only root filesystem, data on a named
+# volume, both ports on localhost only. Ctrl-C stops it gracefully.
+docker-run: docker-build
+	@echo "plantstore: serving on 127.0.0.1:8080 (admin 127.0.0.1:9090) with token $(DEV_TOKEN). Try:"
+	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' http://127.0.0.1:8080/plants"
+	docker run --rm --name plantstore --read-only \
+		-e PLANTSTORE_TOKENS=$(DEV_TOKEN) -e PLANTSTORE_LOG_FORMAT=console \
+		-v $(DATA_VOLUME):/var/lib/plantstore \
+		-p 127.0.0.1:8080:8080 -p 127.0.0.1:9090:9090 \
+		$(IMAGE)

@@ -1,0 +1,132 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// maxImageBytes is the image's size budget, 25 MB as `docker images` counts.
+const maxImageBytes = 25_000_000
+
+// buildTimeout bounds the image build, which compiles the whole program.
+const buildTimeout = 20 * time.Minute
+
+// The image is built once per test binary and removed by TestMain.
+var built struct {
+	once              sync.Once
+	tag               string
+	version, revision string
+	err               error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.tag != "" {
+		if _, err := runDocker(context.Background(), "rmi", built.tag); err != nil {
+			fmt.Fprintln(os.Stderr, "removing the test image:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// image builds the repository's Dockerfile with a version and revision of
+// the test's own, and returns the image's tag.
+func image(t *testing.T) string {
+	t.Helper()
+	requireDocker(t)
+	built.once.Do(func() {
+		root, err := repoRoot()
+		if err != nil {
+			built.err = err
+			return
+		}
+		suffix := randomHex(4)
+		built.version, built.revision = "e2e-"+suffix, randomHex(20)
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		out, err := runDockerNoTimeout(ctx, "build", "--force-rm",
+			"--build-arg", "VERSION="+built.version, "--build-arg", "REVISION="+built.revision,
+			"--tag", "plantstore-e2e:"+suffix, root)
+		if err != nil {
+			built.err = fmt.Errorf("%w\n%s\n(where the engine cannot pull the base images, run scripts/ci-images.sh first)",
+				err, lastLines(out, 40))
+			return
+		}
+		built.tag = "plantstore-e2e:" + suffix
+	})
+	if built.err != nil {
+		t.Fatalf("building the image: %v", built.err)
+	}
+	return built.tag
+}
+
+// TestImage checks what the Dockerfile promises about the image itself.
+func TestImage(t *testing.T) {
+	tag := image(t)
+
+	var size int64
+	inspect(t, tag, ".Size", &size)
+	t.Logf("image size: %d bytes (%.1f MB)", size, float64(size)/1e6)
+	if size >= maxImageBytes {
+		t.Errorf("image is %d bytes, want under %d", size, maxImageBytes)
+	}
+
+	var cfg struct {
+		User         string
+		ExposedPorts map[string]struct{}
+		Volumes      map[string]struct{}
+		Entrypoint   []string
+		Cmd          []string
+		Env          []string
+		Labels       map[string]string
+		Healthcheck  struct{ Test []string }
+	}
+	inspect(t, tag, ".Config", &cfg)
+	if cfg.User != "65532:65532" {
+		t.Errorf("User = %q, want 65532:65532 (numeric, so runAsNonRoot can verify it)", cfg.User)
+	}
+	if got := slices.Sorted(maps.Keys(cfg.ExposedPorts)); !slices.Equal(got, []string{"8080/tcp", "9090/tcp"}) {
+		t.Errorf("ExposedPorts = %v, want [8080/tcp 9090/tcp]", got)
+	}
+	if got := slices.Sorted(maps.Keys(cfg.Volumes)); !slices.Equal(got, []string{"/var/lib/plantstore"}) {
+		t.Errorf("Volumes = %v, want [/var/lib/plantstore]", got)
+	}
+	if !slices.Equal(cfg.Entrypoint, []string{"/plantstore"}) || len(cfg.Cmd) != 0 {
+		t.Errorf("Entrypoint, Cmd = %q, %q; want [/plantstore] (exec form) and none", cfg.Entrypoint, cfg.Cmd)
+	}
+	if want := []string{"CMD", "/plantstore", "healthcheck"}; !slices.Equal(cfg.Healthcheck.Test, want) {
+		t.Errorf("Healthcheck.Test = %q, want %q", cfg.Healthcheck.Test, want)
+	}
+	for _, want := range []string{"PLANTSTORE_DATA_DIR=/var/lib/plantstore", "PLANTSTORE_STORE=bolt"} {
+		if !slices.Contains(cfg.Env, want) {
+			t.Errorf("Env = %q, want it to contain %s", cfg.Env, want)
+		}
+	}
+	if cfg.Labels["org.opencontainers.image.version"] != built.version ||
+		cfg.Labels["org.opencontainers.image.revision"] != built.revision {
+		t.Errorf("Labels = %v, want the OCI version %s and revision %s", cfg.Labels, built.version, built.revision)
+	}
+
+	// The binary carries the version and revision the build was given.
+	out := docker(t, "run", "--rm", "--read-only", tag, "version")
+	var info struct{ Version, Revision, GoVersion string }
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		t.Fatalf("plantstore version: %v in %q", err, out)
+	}
+	if info.Version != built.version || info.Revision != built.revision || !strings.HasPrefix(info.GoVersion, "go1.26.") {
+		t.Errorf("plantstore version = %+v, want version %s, revision %s, Go 1.26.x", info, built.version, built.revision)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
