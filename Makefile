@@ -12,8 +12,9 @@ LDFLAGS  := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/inte
 DEV_TOKEN ?= dev-token
 HTTP_ADDR ?= :8080
 
-# The image `make docker-build` makes and `make docker-run` runs.
-IMAGE       ?= plantstore:$(VERSION)
+# The image `make docker-build` makes, tagged with the version and latest
+# (the tag deploy/k8s uses), and `make docker-run` runs.
+IMAGE       ?= plantstore
 DATA_VOLUME ?= plantstore-data
 
 # Linters, pinned, fetched from the Go module proxy on first use.
@@ -43,7 +44,8 @@ bench:
 	$(GO) run ./tools/loadbench $(BENCHFLAGS)
 
 docker-build:
-	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMAGE) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest .
 
 # The image as users run it: read-only root filesystem, data on a named
 # volume, both ports on localhost only. Ctrl-C stops it gracefully.
@@ -54,4 +56,4 @@ docker-run: docker-build
 		-e PLANTSTORE_TOKENS=$(DEV_TOKEN) -e PLANTSTORE_LOG_FORMAT=console \
 		-v $(DATA_VOLUME):/var/lib/plantstore \
 		-p 127.0.0.1:8080:8080 -p 127.0.0.1:9090:9090 \
-		$(IMAGE)
+		$(IMAGE):$(VERSION)

@@ -62,15 +62,12 @@ func TestContainer(t *testing.T) {
 
 	stopGracefully(t, name)
 
-	// Started again on the same volume, the plant is still there: a
-	// different plant under its id conflicts (asked first: on a store that
-	// forgot it, it would be created), and the same create is confirmed.
+	// Started again on the same volume, it still has the plant: the image's
+	// default store keeps its data under the volume.
 	docker(t, "start", name)
 	waitHealthy(t, name)
 	api = "http://" + hostPort(t, name, "8080/tcp") // a new host port after the restart
-	expect(t, post(t, api, token, `{"id":1,"name":"Pothos"}`),
-		http.StatusConflict, `{"error":409,"message":"plant 1 already exists with a different name or tag"}`)
-	expect(t, post(t, api, token, monstera), http.StatusOK, `{"name":"Monstera","tag":"tropical"}`)
+	expect(t, get(t, api+"/plants/1", token), http.StatusOK, `{"id":1,"name":"Monstera","tag":"tropical"}`)
 
 	stopGracefully(t, name)
 }
@@ -170,8 +167,22 @@ func post(t *testing.T, api, token, body string) answer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	return do(t, req, token)
+}
+
+func get(t *testing.T, url, token string) answer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, req, token)
+}
+
+func do(t *testing.T, req *http.Request, token string) answer {
+	t.Helper()
+	req.Header.Set("Authorization", "Bearer "+token)
 	client := http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
