@@ -48,11 +48,12 @@ docker-build:
 		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest .
 
 # The image as users run it: read-only root filesystem, data on a named
-# volume, both ports on localhost only. Ctrl-C stops it gracefully.
+# volume, both ports on localhost only; docker stop waits out the drain and
+# shutdown (5 s + 20 s by default) before it kills. Ctrl-C stops it gracefully.
 docker-run: docker-build
 	@echo "plantstore: serving on 127.0.0.1:8080 (admin 127.0.0.1:9090) with token $(DEV_TOKEN). Try:"
 	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' http://127.0.0.1:8080/plants"
-	docker run --rm --name plantstore --read-only \
+	docker run --rm --name plantstore --read-only --stop-timeout 30 \
 		-e PLANTSTORE_TOKENS=$(DEV_TOKEN) -e PLANTSTORE_LOG_FORMAT=console \
 		-v $(DATA_VOLUME):/var/lib/plantstore \
 		-p 127.0.0.1:8080:8080 -p 127.0.0.1:9090:9090 \
