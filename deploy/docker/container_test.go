@@ -47,7 +47,7 @@ func TestContainer(t *testing.T) {
 			logs, _ := runDocker(context.Background(), "logs", name)
 			t.Logf("container logs:\n%s", logs)
 		}
-		_, _ = runDocker(context.Background(), "rm", "--force", name)
+		_, _ = runDocker(context.Background(), "rm", "--force", "--volumes", name)
 	})
 
 	docker(t, "start", name)
