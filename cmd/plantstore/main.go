@@ -16,6 +16,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"go.uber.org/dig"
 	"go.uber.org/fx"
 
@@ -26,6 +27,11 @@ import (
 )
 
 func main() {
+	// Go sizes GOMAXPROCS from the container's CPU limit by itself (1.25+),
+	// but not GOMEMLIMIT from its memory limit: set it to 90% of the cgroup
+	// limit so the GC works harder before the kernel's OOM killer does. An
+	// explicit GOMEMLIMIT wins; without a limit this does nothing.
+	_, _ = memlimit.Set(memlimit.WithRatio(0.9), memlimit.WithProvider(memlimit.FromCgroup))
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
