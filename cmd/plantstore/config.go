@@ -56,6 +56,16 @@ func newFlagSet(cfg *config, tokens *string) *flag.FlagSet {
 	fs.StringVar(&cfg.HTTP.AdminAddr, "admin-addr", ":9090", "admin listen address (probes, metrics; keep it cluster-internal)")
 	fs.DurationVar(&cfg.HTTP.DrainDelay, "drain-delay", 5*time.Second, "how long the API keeps serving after SIGTERM while readiness is 503")
 	fs.DurationVar(&cfg.HTTP.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests get after the drain")
+	limits := &cfg.HTTP.Limits
+	d := httpserver.DefaultLimits
+	fs.DurationVar(&limits.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "how long a client has to send a request's headers")
+	fs.DurationVar(&limits.ReadTimeout, "read-timeout", d.ReadTimeout, "how long a client has to send a whole request, body included")
+	fs.DurationVar(&limits.WriteTimeout, "write-timeout", d.WriteTimeout, "how long from a request's headers to the end of its answer")
+	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "how long a keep-alive connection may wait for its next request")
+	fs.IntVar(&limits.MaxHeaderBytes, "max-header-bytes", d.MaxHeaderBytes, "largest accepted request line and headers in bytes")
+	fs.IntVar(&limits.MaxConcurrentRequests, "max-concurrent-requests", d.MaxConcurrentRequests, "authenticated API requests served at once; more are answered 503")
+	fs.Float64Var(&cfg.Auth.RateLimit, "rate-limit", 0, "API requests per second allowed per token, 0 for no limit; more are answered 429")
+	fs.IntVar(&cfg.Auth.RateBurst, "rate-burst", 20, "API requests a token may send at once under --rate-limit")
 	fs.StringVar(&cfg.Plants.Store, "store", plants.StoreMemory, "plant store: memory, bolt or postgres")
 	fs.StringVar(&cfg.Plants.DataDir, "data-dir", "./data", "directory of the bolt store's plants.db")
 	fs.StringVar(&cfg.Plants.PostgresURL, "postgres-url", "", "PostgreSQL connection URL (required for --store=postgres)")
@@ -88,6 +98,14 @@ func (c config) validate() error {
 	check(c.HTTP.Addr != c.HTTP.AdminAddr || port == "0", "--http-addr and --admin-addr must differ")
 	check(c.HTTP.DrainDelay >= 0, "--drain-delay %v: must not be negative", c.HTTP.DrainDelay)
 	check(c.HTTP.ShutdownTimeout > 0, "--shutdown-timeout %v: must be positive", c.HTTP.ShutdownTimeout)
+	check(c.HTTP.Limits.ReadHeaderTimeout > 0, "--read-header-timeout %v: must be positive", c.HTTP.Limits.ReadHeaderTimeout)
+	check(c.HTTP.Limits.ReadTimeout > 0, "--read-timeout %v: must be positive", c.HTTP.Limits.ReadTimeout)
+	check(c.HTTP.Limits.WriteTimeout > 0, "--write-timeout %v: must be positive", c.HTTP.Limits.WriteTimeout)
+	check(c.HTTP.Limits.IdleTimeout > 0, "--idle-timeout %v: must be positive", c.HTTP.Limits.IdleTimeout)
+	check(c.HTTP.Limits.MaxHeaderBytes > 0, "--max-header-bytes %d: must be positive", c.HTTP.Limits.MaxHeaderBytes)
+	check(c.HTTP.Limits.MaxConcurrentRequests > 0, "--max-concurrent-requests %d: must be positive", c.HTTP.Limits.MaxConcurrentRequests)
+	check(c.Auth.RateLimit >= 0, "--rate-limit %v: must not be negative (0 turns it off)", c.Auth.RateLimit)
+	check(c.Auth.RateLimit == 0 || c.Auth.RateBurst > 0, "--rate-burst %d: must be positive", c.Auth.RateBurst)
 	check(c.Plants.MaxBodyBytes > 0, "--max-body-bytes %d: must be positive", c.Plants.MaxBodyBytes)
 	switch c.Plants.Store {
 	case plants.StoreMemory, plants.StoreBolt:

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"net/http"
 	"strings"
 
@@ -44,31 +45,34 @@ func NewMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, erro
 // Wrap is the middleware.
 func (m *Middleware) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if reason := m.check(r.Header.Get("Authorization")); reason != "" {
+		digest, reason := m.check(r.Header.Get("Authorization"))
+		if reason != "" {
 			m.refuse(w, reason)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, withTokenID(r, digest))
 	})
 }
 
-// check returns "" for a valid credential, or the reason it is refused.
-func (m *Middleware) check(header string) string {
+// check returns the digest of a valid credential's token, or the reason it
+// is refused.
+func (m *Middleware) check(header string) (digest [sha256.Size]byte, reason string) {
 	if header == "" {
-		return ReasonMissing
+		return digest, ReasonMissing
 	}
 	scheme, token, _ := strings.Cut(header, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return ReasonScheme
+		return digest, ReasonScheme
 	}
 	token = strings.TrimSpace(token)
 	if token == "" {
-		return ReasonEmpty
+		return digest, ReasonEmpty
 	}
-	if !m.tokens.Valid(token) {
-		return ReasonInvalid
+	digest = sha256.Sum256([]byte(token))
+	if !m.tokens.validDigest(digest) {
+		return digest, ReasonInvalid
 	}
-	return ""
+	return digest, ""
 }
 
 func (m *Middleware) refuse(w http.ResponseWriter, reason string) {

@@ -3,6 +3,7 @@ package auth
 import (
 	"errors"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -13,6 +14,8 @@ import (
 type Config struct {
 	TokensFile string   // --tokens-file; "" for none
 	Tokens     []string // --tokens
+	RateLimit  float64  // --rate-limit: requests per second per token; 0 for no limit
+	RateBurst  int      // --rate-burst: requests a token may send at once
 }
 
 // ErrNoTokens: with no token configured the program refuses to start rather
@@ -25,8 +28,17 @@ var Module = fx.Module("auth",
 		newTokens,
 		NewMiddleware,
 		fx.Annotate(func(m *Middleware) httpserver.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
+		fx.Annotate(newRateLimit, fx.ResultTags(`name:"rate_limit"`)),
 	),
 )
+
+func newRateLimit(cfg Config, reg prometheus.Registerer) (httpserver.Middleware, error) {
+	rl, err := NewRateLimiter(cfg.RateLimit, cfg.RateBurst, reg)
+	if err != nil {
+		return nil, err
+	}
+	return rl.Wrap, nil
+}
 
 func newTokens(cfg Config, lc fx.Lifecycle, log *zap.Logger) (*Tokens, error) {
 	tokens := NewTokens(cfg.Tokens)

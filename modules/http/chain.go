@@ -2,12 +2,8 @@ package httpserver
 
 import (
 	"net/http"
-	"runtime/debug"
 
 	"go.uber.org/fx"
-	"go.uber.org/zap"
-
-	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
 // Middlewares are the API chain's links that other modules own.
@@ -18,42 +14,34 @@ type Middlewares struct {
 	Metrics   Middleware `name:"metrics"`
 	AccessLog Middleware `name:"access_log"`
 	Auth      Middleware `name:"auth"`
+	RateLimit Middleware `name:"rate_limit"`
 }
 
 // NewAPIHandler assembles the API listener's chain, outermost first:
-// route resolution (which only matches, so that everything below knows the
-// route template), recover, tracing, metrics, access log, auth, then the
-// matched handler. Auth sits inside the telemetry links so that rejected
-// requests are counted, traced and logged, and before the handler so that
-// nothing of an unauthenticated request is read.
-func NewAPIHandler(router *Router, m Middlewares, log *zap.Logger) http.Handler {
+//   - route resolution, which only matches, so that everything below knows
+//     the route template;
+//   - security headers, set first so that every answer carries them;
+//   - tracing, metrics and access log, so that every answer, refusals and
+//     panics included, is traced, counted and logged;
+//   - recover, inside the telemetry links so that its 500 is counted and
+//     logged like any answer and its log line has the trace id (net/http
+//     itself recovers a panic above it, by dropping the connection);
+//   - auth, before anything of the request is read;
+//   - the per-token rate limit, which needs auth's token identity;
+//   - the concurrency cap. It sits after auth on purpose: a flood of
+//     requests with bad tokens, each a cheap 401, must not fill the slots and
+//     starve valid clients; only authenticated requests, which do the
+//     expensive work (body, store), compete for them;
+//   - the matched handler.
+func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder) http.Handler {
 	h := router.Dispatch()
+	h = shed.Wrap(h)
+	h = m.RateLimit(h)
 	h = m.Auth(h)
+	h = rec.Wrap(h)
 	h = m.AccessLog(h)
 	h = m.Metrics(h)
 	h = m.Tracing(h)
-	h = Recover(log)(h)
+	h = SecurityHeaders(h)
 	return router.Resolve(h)
-}
-
-// Recover turns a panic in a handler into a 500 Error answer and a logged
-// stack, so one bad request cannot take the process down.
-func Recover(log *zap.Logger) Middleware {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer func() {
-				v := recover()
-				if v == nil {
-					return
-				}
-				if v == http.ErrAbortHandler { // the server's own way to abort a response
-					panic(v)
-				}
-				log.Error("panic in handler", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()),
-					zap.String("route", RouteTemplate(r.Context())))
-				httperr.Write(w, http.StatusInternalServerError, "internal error")
-			}()
-			next.ServeHTTP(w, r)
-		})
-	}
 }

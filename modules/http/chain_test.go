@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -42,12 +43,22 @@ func TestAPIChainOrder(t *testing.T) {
 		}))
 	}
 	router := NewRouter([]Route{{Method: http.MethodGet, Path: "/plants/{id}", Handler: trace.link("handler")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))}})
+	reg := prometheus.NewRegistry()
+	rc, err := NewRecoverer(zap.NewNop(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shed, err := NewShedder(1, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := NewAPIHandler(router, Middlewares{
 		Tracing:   trace.link("tracing"),
 		Metrics:   trace.link("metrics"),
 		AccessLog: trace.link("access_log"),
 		Auth:      auth,
-	}, zap.NewNop())
+		RateLimit: trace.link("rate_limit"),
+	}, rc, shed)
 
 	for _, tc := range []struct {
 		method, path string
@@ -56,7 +67,7 @@ func TestAPIChainOrder(t *testing.T) {
 		links        []string
 	}{
 		{http.MethodGet, "/plants/1", false, http.StatusOK,
-			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "handler /plants/{id}"}},
+			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "rate_limit /plants/{id}", "handler /plants/{id}"}},
 		// Refused by auth: the handler never runs, but telemetry saw it.
 		{http.MethodGet, "/plants/1", true, http.StatusUnauthorized,
 			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}"}},
@@ -65,9 +76,9 @@ func TestAPIChainOrder(t *testing.T) {
 		{http.MethodGet, "/nope", true, http.StatusUnauthorized,
 			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched"}},
 		{http.MethodGet, "/nope", false, http.StatusNotFound,
-			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched"}},
+			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched", "rate_limit unmatched"}},
 		{http.MethodPut, "/plants/1", false, http.StatusMethodNotAllowed,
-			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}"}},
+			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "rate_limit /plants/{id}"}},
 	} {
 		trace.links, refuse = nil, tc.refuse
 		rec := httptest.NewRecorder()
@@ -87,7 +98,11 @@ func TestRecover(t *testing.T) {
 		var plants []string
 		_ = plants[len(plants)] // a real runtime panic: index out of range
 	})}})
-	h := router.Resolve(Recover(zap.New(core))(router.Dispatch()))
+	rc, err := NewRecoverer(zap.New(core), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := router.Resolve(rc.Wrap(router.Dispatch()))
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/plants", nil))
@@ -107,7 +122,11 @@ func TestRecover(t *testing.T) {
 // the server to drop the connection; Recover must not turn it into a 500.
 func TestRecoverLetsAbortThrough(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
-	h := Recover(zap.New(core))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	rc, err := NewRecoverer(zap.New(core), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rc.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic(http.ErrAbortHandler)
 	}))
 	rec := httptest.NewRecorder()

@@ -13,4 +13,6 @@ type Config struct {
 	AdminAddr       string        // admin listener, e.g. ":9090"
 	DrainDelay      time.Duration // how long the API keeps serving after readiness turns 503
 	ShutdownTimeout time.Duration // how long in-flight requests get once the drain ends
+
+	Limits Limits // what one client may take of the server; see limits.go
 }

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"errors"
+	"log"
 	"net"
 	"net/http"
 	"time"
@@ -25,19 +26,26 @@ type Servers struct {
 func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readiness, log *zap.Logger) *Servers {
 	errLog := zap.NewStdLog(log.Named("http"))
 	return &Servers{
-		cfg: cfg,
-		api: &http.Server{
-			Handler:           closeWhileDraining(ready, apiHandler),
-			ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog:          errLog,
-		},
-		admin: &http.Server{
-			Handler:           adminHandler,
-			ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog:          errLog,
-		},
+		cfg:   cfg,
+		api:   newServer(closeWhileDraining(ready, apiHandler), cfg.Limits, errLog),
+		admin: newServer(adminHandler, cfg.Limits, errLog),
 		ready: ready,
 		log:   log,
+	}
+}
+
+// newServer returns a server with the limits set (see limits.go): without
+// them net/http waits forever for slow clients.
+func newServer(h http.Handler, l Limits, errLog *log.Logger) *http.Server {
+	l = l.withDefaults()
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ErrorLog:          errLog,
 	}
 }
 

@@ -1,0 +1,79 @@
+package httpserver
+
+import "time"
+
+// Limits bound what one connection or request may take of a server, so that
+// slow or hostile clients cannot hold its memory, goroutines or sockets.
+// A zero field means its default (see DefaultLimits).
+type Limits struct {
+	// ReadHeaderTimeout is how long a client has to send the request line
+	// and headers: the cut-off for slowloris clients that dribble them.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout is how long a client has to send a whole request, body
+	// included, from the moment the connection is read.
+	ReadTimeout time.Duration
+	// WriteTimeout runs from the end of the request headers to the end of
+	// the answer, so it covers reading the body, handling and writing.
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its next
+	// request.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps the request line and headers together.
+	MaxHeaderBytes int
+	// MaxConcurrentRequests caps the authenticated API requests served at
+	// once; over it the API answers 503 with Retry-After (see Shedder).
+	MaxConcurrentRequests int
+}
+
+// The defaults, and why:
+//   - 5s for the headers: a real client sends them in one packet; five
+//     seconds forgives a bad mobile link while a slowloris connection is
+//     dropped quickly.
+//   - 30s for the whole request: a 1 MiB body (the default limit) needs
+//     only ~35 KB/s to arrive in time.
+//   - 40s to answer, ten more than the read: the write deadline starts when
+//     the headers are in, so it must outlast a body that arrives just
+//     before the read deadline, plus the store call.
+//   - 120s idle: longer than common load-balancer idle timeouts (60s), so
+//     the balancer, not us, closes idle keep-alive connections and never
+//     sends on one we just closed.
+//   - 64 KiB of headers: the API needs a bearer token and a few standard
+//     headers; 64 KiB still fits large trace and baggage headers, where
+//     net/http's default (1 MiB) lets each connection pin a megabyte.
+//   - 256 concurrent requests: each may hold a body buffer of up to
+//     --max-body-bytes (1 MiB), so the cap also bounds that memory at
+//     256 MiB; at a few milliseconds per store call it still admits tens of
+//     thousands of requests per second, more than one replica's CPUs serve.
+var DefaultLimits = Limits{
+	ReadHeaderTimeout:     5 * time.Second,
+	ReadTimeout:           30 * time.Second,
+	WriteTimeout:          40 * time.Second,
+	IdleTimeout:           120 * time.Second,
+	MaxHeaderBytes:        64 << 10,
+	MaxConcurrentRequests: 256,
+}
+
+// withDefaults returns l with every zero field set to its default, so that
+// a Config built in code (tests, other programs) is never unlimited.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = d.ReadHeaderTimeout
+	}
+	if l.ReadTimeout <= 0 {
+		l.ReadTimeout = d.ReadTimeout
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = d.WriteTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = d.IdleTimeout
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if l.MaxConcurrentRequests <= 0 {
+		l.MaxConcurrentRequests = d.MaxConcurrentRequests
+	}
+	return l
+}

@@ -1,0 +1,84 @@
+package httpserver
+
+import (
+	"io"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/felixge/httpsnoop"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/http/httperr"
+)
+
+// Recoverer turns a panic in a handler into a 500 Error answer, a logged
+// stack with the request's trace id, and a count in
+// plantstore_http_panics_total, so one bad request cannot take the process
+// down and none goes unnoticed.
+type Recoverer struct {
+	log    *zap.Logger
+	panics prometheus.Counter
+}
+
+// NewRecoverer registers the panic counter on reg.
+func NewRecoverer(log *zap.Logger, reg prometheus.Registerer) (*Recoverer, error) {
+	panics := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "plantstore_http_panics_total",
+		Help: "API requests whose handler panicked; each answered 500 and logged its stack.",
+	})
+	if err := reg.Register(panics); err != nil {
+		return nil, err
+	}
+	return &Recoverer{log: log, panics: panics}, nil
+}
+
+// Wrap is the middleware.
+func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started := false // whether the handler began its answer
+		mark := func() { started = true }
+		// httpsnoop keeps the writer's optional interfaces (Flusher,
+		// ReaderFrom...) that a hand-written wrapper would hide.
+		w = httpsnoop.Wrap(w, httpsnoop.Hooks{
+			WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
+				return func(code int) { mark(); next(code) }
+			},
+			Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+				return func(b []byte) (int, error) { mark(); return next(b) }
+			},
+			ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
+				return func(src io.Reader) (int64, error) { mark(); return next(src) }
+			},
+		})
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler { // the server's own way to abort an answer: pass it on
+				panic(v)
+			}
+			rc.panics.Inc()
+			fields := []zap.Field{
+				zap.Any("panic", v),
+				zap.ByteString("stack", debug.Stack()),
+				zap.String("method", r.Method),
+				zap.String("route", RouteTemplate(r.Context())),
+			}
+			if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
+				fields = append(fields, zap.String("trace_id", sc.TraceID().String()))
+			}
+			rc.log.Error("panic in handler", fields...)
+			if started {
+				// Part of an answer is out: appending an Error would send a
+				// corrupt one. Abort the connection instead, so that the
+				// client sees a broken answer, never a wrong one.
+				panic(http.ErrAbortHandler)
+			}
+			httperr.Write(w, http.StatusInternalServerError, "internal error")
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
