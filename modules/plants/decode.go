@@ -46,7 +46,10 @@ func DecodeNewPlant(body []byte) (plant.Plant, error) {
 		return plant.Plant{}, badRequest("request body is not valid UTF-8")
 	}
 	dec := decoders.Get().(*jsontext.Decoder)
-	dec.Reset(bytes.NewReader(body))
+	// A bytes.Buffer lets jsontext parse the body in place; from any other
+	// reader it would copy the body into a buffer of its own, which the
+	// pooled decoder would then keep.
+	dec.Reset(bytes.NewBuffer(body))
 	defer func() { dec.Reset(emptyReader); decoders.Put(dec) }()
 
 	p, err := decodeObject(dec)
@@ -82,10 +85,7 @@ func decodeObject(dec *jsontext.Decoder) (plant.Plant, error) {
 			tag, err = decodeString(dec, "tag")
 			p.Tag = &tag
 		default:
-			err = dec.SkipValue()
-			if err != nil {
-				err = syntaxError(err)
-			}
+			err = skipValue(dec)
 		}
 		if err != nil {
 			return p, err
@@ -103,7 +103,42 @@ func decodeObject(dec *jsontext.Decoder) (plant.Plant, error) {
 	return p, nil
 }
 
+// MaxDepth is how deeply a value in a NewPlant may nest. The contract's
+// fields are flat and unknown members are ignored, so only a hostile body
+// nests deeply; jsontext alone would follow it down to 10000 levels, which
+// for nested objects costs milliseconds and megabytes per request (it
+// tracks each object's member names to reject duplicates).
+const MaxDepth = 64
+
+// skipValue skips an unknown member's value, refusing one that nests deeper
+// than MaxDepth as soon as it does.
+func skipValue(dec *jsontext.Decoder) error {
+	if k := dec.PeekKind(); k != '{' && k != '[' {
+		if err := dec.SkipValue(); err != nil {
+			return syntaxError(err)
+		}
+		return nil
+	}
+	member := dec.StackDepth() // the NewPlant object's level, 1
+	for {
+		if _, err := dec.ReadToken(); err != nil {
+			return syntaxError(err)
+		}
+		switch level := dec.StackDepth(); {
+		case level == member:
+			return nil
+		case level > MaxDepth:
+			return badRequest("request body nests deeper than " + strconv.Itoa(MaxDepth) + " levels")
+		}
+	}
+}
+
 func decodeID(dec *jsontext.Decoder) (int64, error) {
+	if k := dec.PeekKind(); k == '{' || k == '[' {
+		// Refused by its first byte: reading it whole would follow a hostile
+		// nesting down to jsontext's own limit.
+		return 0, badRequest(`"id" must be an integer, not ` + kindName(k))
+	}
 	v, err := dec.ReadValue()
 	if err != nil {
 		return 0, syntaxError(err)
@@ -111,14 +146,38 @@ func decodeID(dec *jsontext.Decoder) (int64, error) {
 	if v.Kind() != '0' {
 		return 0, badRequest(`"id" must be an integer, not ` + kindName(v.Kind()))
 	}
+	if len(v) > maxInt64Chars {
+		// No need to copy a megabyte of digits for ParseInt to say so.
+		if bytes.ContainsAny(v, ".eE") {
+			return 0, badRequest(`"id" must be an integer, not ` + abbreviate(v))
+		}
+		return 0, badRequest(`"id" ` + abbreviate(v) + ` is outside the int64 range`)
+	}
 	id, err := strconv.ParseInt(string(v), 10, 64)
 	if errors.Is(err, strconv.ErrRange) {
-		return 0, badRequest(`"id" ` + string(v) + ` is outside the int64 range`)
+		return 0, badRequest(`"id" ` + abbreviate(v) + ` is outside the int64 range`)
 	}
 	if err != nil {
-		return 0, badRequest(`"id" must be an integer, not ` + string(v))
+		return 0, badRequest(`"id" must be an integer, not ` + abbreviate(v))
 	}
 	return id, nil
+}
+
+// maxInt64Chars is the length of the longest int64, -9223372036854775808.
+// JSON allows no leading zeros, so a longer integer is out of range.
+const maxInt64Chars = 20
+
+// maxEchoed is how much of a bad number an error message quotes: enough to
+// recognise it, while a megabyte of digits is not sent back whole.
+const maxEchoed = 32
+
+// abbreviate returns the number v for an error message, cut to maxEchoed
+// bytes. A JSON number is ASCII, so the cut never splits a character.
+func abbreviate(v jsontext.Value) string {
+	if len(v) <= maxEchoed {
+		return string(v)
+	}
+	return string(v[:maxEchoed]) + "... (" + strconv.Itoa(len(v)) + " characters)"
 }
 
 func decodeString(dec *jsontext.Decoder, field string) (string, error) {
