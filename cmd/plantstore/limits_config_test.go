@@ -1,0 +1,70 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
+)
+
+func TestLimitFlagsDefaults(t *testing.T) {
+	cfg, err := parseConfig([]string{"--tokens=t"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HTTP.Limits != httpserver.DefaultLimits {
+		t.Fatalf("limits = %+v, want the defaults %+v", cfg.HTTP.Limits, httpserver.DefaultLimits)
+	}
+	if cfg.Auth.RateLimit != 0 || cfg.Auth.RateBurst != 20 {
+		t.Fatalf("rate limit = %v burst %d, want off (0) with burst 20", cfg.Auth.RateLimit, cfg.Auth.RateBurst)
+	}
+}
+
+func TestLimitFlagsAndEnvTwins(t *testing.T) {
+	t.Setenv("PLANTSTORE_READ_HEADER_TIMEOUT", "2s")
+	t.Setenv("PLANTSTORE_MAX_CONCURRENT_REQUESTS", "64")
+	t.Setenv("PLANTSTORE_RATE_LIMIT", "2.5")
+	cfg, err := parseConfig([]string{"--tokens=t", "--read-timeout=10s", "--write-timeout=15s", "--idle-timeout=1m",
+		"--max-header-bytes=16384", "--rate-burst=5", "--max-concurrent-requests=32"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := httpserver.Limits{
+		ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 15 * time.Second,
+		IdleTimeout: time.Minute, MaxHeaderBytes: 16384,
+		MaxConcurrentRequests: 32, // the flag wins over its twin
+	}
+	if cfg.HTTP.Limits != want {
+		t.Fatalf("limits = %+v\nwant     %+v", cfg.HTTP.Limits, want)
+	}
+	if cfg.Auth.RateLimit != 2.5 || cfg.Auth.RateBurst != 5 {
+		t.Fatalf("rate limit = %v burst %d, want 2.5 burst 5", cfg.Auth.RateLimit, cfg.Auth.RateBurst)
+	}
+}
+
+func TestLimitFlagsMustBePositive(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"--read-header-timeout=0s", "--read-header-timeout 0s: must be positive"},
+		{"--read-timeout=-1s", "--read-timeout -1s: must be positive"},
+		{"--write-timeout=0s", "--write-timeout 0s: must be positive"},
+		{"--idle-timeout=0s", "--idle-timeout 0s: must be positive"},
+		{"--max-header-bytes=0", "--max-header-bytes 0: must be positive"},
+		{"--max-concurrent-requests=0", "--max-concurrent-requests 0: must be positive"},
+		{"--rate-limit=-1", "--rate-limit -1: must not be negative (0 turns it off)"},
+		{"--rate-limit=NaN", "--rate-limit NaN: must not be negative (0 turns it off)"},
+	} {
+		_, err := parseConfig([]string{"--tokens=t", tc.arg}, io.Discard)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: error = %v, want %q", tc.arg, err, tc.want)
+		}
+	}
+	_, err := parseConfig([]string{"--tokens=t", "--rate-limit=10", "--rate-burst=0"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--rate-burst 0: must be positive") {
+		t.Errorf("--rate-burst=0 with a limit: error = %v", err)
+	}
+	if _, err := parseConfig([]string{"--tokens=t", "--rate-burst=0"}, io.Discard); err != nil {
+		t.Errorf("--rate-burst=0 with the limit off: %v", err)
+	}
+}
