@@ -362,7 +362,7 @@ func (p *process) scan(stdout io.Reader, addrs chan<- [2]string) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		p.out.Write(append(line, '\n'))
+		_, _ = p.out.Write(append(line, '\n'))
 		var entry struct{ Msg, Listener, Addr string }
 		if json.Unmarshal(line, &entry) != nil || entry.Msg != "listening" {
 			continue

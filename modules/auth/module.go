@@ -18,8 +18,8 @@ type Config struct {
 	RateBurst  int      // --rate-burst: requests a token may send at once
 }
 
-// ErrNoTokens: with no token configured the program refuses to start rather
-// than serve an API nobody can use, or worse, one everybody can.
+// ErrNoTokens stops the program when no token is configured: it refuses to
+// start rather than serve an API nobody can use, or worse, one everybody can.
 var ErrNoTokens = errors.New("no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)")
 
 // Module provides the API chain's "auth" middleware.

@@ -25,7 +25,8 @@ type Limits struct {
 	MaxConcurrentRequests int
 }
 
-// The defaults, and why:
+// DefaultLimits are the limits of a server whose Config leaves them zero,
+// and the flags' defaults. Why these:
 //   - 5s for the headers: a real client sends them in one packet; five
 //     seconds forgives a bad mobile link while a slowloris connection is
 //     dropped quickly.

@@ -57,6 +57,7 @@ func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 			if v == nil {
 				return
 			}
+			//nolint:errorlint // net/http compares the panic value with == too; it is never wrapped
 			if v == http.ErrAbortHandler { // the server's own way to abort an answer: pass it on
 				panic(v)
 			}

@@ -93,10 +93,7 @@ func RouteTemplate(ctx context.Context) string {
 func (rt *Router) allowed(r *http.Request) (template string, methods []string) {
 	template = UnmatchedRoute
 	_ = rt.mux.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		routeMethods, err := route.GetMethods()
-		if err != nil {
-			return nil
-		}
+		routeMethods, _ := route.GetMethods() // nil for a route without methods: nothing to probe
 		for _, method := range routeMethods {
 			probe := r.Clone(r.Context())
 			probe.Method = method

@@ -51,12 +51,13 @@ func newServer(h http.Handler, l Limits, errLog *log.Logger) *http.Server {
 
 // Start listens on both addresses, failing at once if either is taken, and
 // serves in the background.
-func (s *Servers) Start(context.Context) error {
-	apiLn, err := net.Listen("tcp", s.cfg.Addr)
+func (s *Servers) Start(ctx context.Context) error {
+	var lc net.ListenConfig
+	apiLn, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
 	if err != nil {
 		return err
 	}
-	adminLn, err := net.Listen("tcp", s.cfg.AdminAddr)
+	adminLn, err := lc.Listen(ctx, "tcp", s.cfg.AdminAddr)
 	if err != nil {
 		_ = apiLn.Close()
 		return err

@@ -56,7 +56,7 @@ func DecodeNewPlant(body []byte) (plant.Plant, error) {
 	if err != nil {
 		return plant.Plant{}, err
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return plant.Plant{}, badRequest("request body has data after the JSON object")
 	}
 	return p, nil

@@ -36,9 +36,9 @@ type ListQuery struct {
 }
 
 var (
-	// ErrConflict: the id is already stored with a different name or tag.
+	// ErrConflict means the id is already stored with a different name or tag.
 	ErrConflict = errors.New("plant: id already stored with different content")
-	// ErrNotFound: no plant is stored under the id.
+	// ErrNotFound means no plant is stored under the id.
 	ErrNotFound = errors.New("plant: not found")
 	// ErrUnavailable wraps failures where the backend cannot be reached; the
 	// request may succeed if retried later.
