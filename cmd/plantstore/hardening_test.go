@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -351,5 +352,113 @@ func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
 				t.Errorf("X-Content-Type-Options = %q, want nosniff", got)
 			}
 		})
+	}
+}
+
+// TestRefusedBodiesAreNotAwaited: a request that is refused without its
+// body being read (bad token, unknown path, declared too large) and whose
+// body never comes is answered and its connection closed after
+// httpserver.UnreadBodyGrace, not after the 30s read timeout; a client that
+// does send its body keeps its connection.
+func TestRefusedBodiesAreNotAwaited(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Plants.MaxBodyBytes = 100
+	// Far past the hang guard: only the grace can end a withheld body.
+	cfg.HTTP.Limits.ReadTimeout = 10 * time.Minute
+	s := startServer(t, cfg)
+	const declared = 1000 // over the limit, under net/http's 256 KiB discard
+	head := func(path, token string) string {
+		auth := ""
+		if token != "" {
+			auth = "Authorization: Bearer " + token + "\r\n"
+		}
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: plantstore\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+			path, auth, declared)
+	}
+	read := func(t *testing.T, br *bufio.Reader) *http.Response {
+		t.Helper()
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, tc := range []struct {
+		name, path, token string
+		want              int
+	}{
+		{"bad token", "/plants", "bad-token", http.StatusUnauthorized},
+		{"no token", "/plants", "", http.StatusUnauthorized},
+		{"unknown path", "/nowhere", testToken, http.StatusNotFound},
+		{"declared too large", "/plants", testToken, http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tc.name+", body withheld", func(t *testing.T) {
+			conn := s.dial(t)
+			if _, err := io.WriteString(conn, head(tc.path, tc.token)); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.SetReadDeadline(time.Now().Add(hangGuard)); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			if resp := read(t, br); resp.StatusCode != tc.want || !resp.Close {
+				t.Fatalf("status = %d, Connection: close %v; want %d and close", resp.StatusCode, resp.Close, tc.want)
+			}
+			if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
+				t.Fatalf("after the answer: %q, %v; want the connection closed", rest, err)
+			}
+		})
+		t.Run(tc.name+", body sent", func(t *testing.T) {
+			conn := s.dial(t)
+			if err := conn.SetReadDeadline(time.Now().Add(hangGuard)); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			for i := range 2 { // the second request reuses the connection
+				if _, err := io.WriteString(conn, head(tc.path, tc.token)+strings.Repeat(" ", declared)); err != nil {
+					t.Fatal(err)
+				}
+				if resp := read(t, br); resp.StatusCode != tc.want || resp.Close {
+					t.Fatalf("request %d: status = %d, Connection: close %v; want %d on a kept connection",
+						i+1, resp.StatusCode, resp.Close, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestTokensNeverReachTheLog runs the binary at debug level, sends valid,
+// invalid and malformed credentials, and finds none of the tokens in
+// anything it wrote, from start to exit.
+func TestTokensNeverReachTheLog(t *testing.T) {
+	const badToken = "bad-token-that-must-not-be-logged"
+	p := startProcess(t, "PLANTSTORE_LOG_LEVEL=debug")
+	client := &http.Client{Timeout: 10 * time.Second}
+	for _, auth := range []string{"Bearer " + testToken, "Bearer " + badToken, "Basic " + badToken, badToken} {
+		req, err := http.NewRequest(http.MethodPost, p.API+"/plants", strings.NewReader(`{"id":1,"name":"a"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if code := p.Signal(t, syscall.SIGTERM, hangGuard); code != 0 {
+		t.Fatalf("exit code = %d\n%s", code, p.Output())
+	}
+	out := p.Output()
+	if !strings.Contains(out, `"listening"`) {
+		t.Fatalf("the log is not what this test expects to search:\n%s", out)
+	}
+	for _, secret := range []string{testToken, badToken} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("the log contains the token %q:\n%s", secret, out)
+		}
 	}
 }
