@@ -74,6 +74,14 @@ var configFields = []struct {
 	{"tokens", "PLANTSTORE_TOKENS", "env-a,env-b", "flag-a, flag-b", func(c config) string { return strings.Join(c.Auth.Tokens, ",") }},
 	{"log-level", "PLANTSTORE_LOG_LEVEL", "debug", "warn", func(c config) string { return c.Telemetry.LogLevel }},
 	{"log-format", "PLANTSTORE_LOG_FORMAT", "console", "json", func(c config) string { return c.Telemetry.LogFormat }},
+	{"read-header-timeout", "PLANTSTORE_READ_HEADER_TIMEOUT", "2s", "3s", func(c config) string { return c.HTTP.Limits.ReadHeaderTimeout.String() }},
+	{"read-timeout", "PLANTSTORE_READ_TIMEOUT", "11s", "12s", func(c config) string { return c.HTTP.Limits.ReadTimeout.String() }},
+	{"write-timeout", "PLANTSTORE_WRITE_TIMEOUT", "13s", "14s", func(c config) string { return c.HTTP.Limits.WriteTimeout.String() }},
+	{"idle-timeout", "PLANTSTORE_IDLE_TIMEOUT", "1m0s", "2m0s", func(c config) string { return c.HTTP.Limits.IdleTimeout.String() }},
+	{"max-header-bytes", "PLANTSTORE_MAX_HEADER_BYTES", "8192", "16384", func(c config) string { return strconv.Itoa(c.HTTP.Limits.MaxHeaderBytes) }},
+	{"max-concurrent-requests", "PLANTSTORE_MAX_CONCURRENT_REQUESTS", "64", "32", func(c config) string { return strconv.Itoa(c.HTTP.Limits.MaxConcurrentRequests) }},
+	{"rate-limit", "PLANTSTORE_RATE_LIMIT", "2.5", "0.001", func(c config) string { return strconv.FormatFloat(c.Auth.RateLimit, 'g', -1, 64) }},
+	{"rate-burst", "PLANTSTORE_RATE_BURST", "5", "7", func(c config) string { return strconv.Itoa(c.Auth.RateBurst) }},
 }
 
 // TestConfigFieldsCoverEveryFlag keeps configFields complete: a new flag

@@ -16,7 +16,6 @@ import (
 	"go.uber.org/fx"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/plants"
 )
 
 // BenchmarkValidClientUnderBadTokenFlood measures a valid client's latency
@@ -116,23 +115,12 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
-// memoryConfig is testConfig for benchmarks and fuzz targets, which have
-// no *testing.T: the memory store needs no directory.
-func memoryConfig() config {
-	return config{
-		HTTP:      httpserver.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
-		Auth:      authConfig([]string{testToken}),
-		Plants:    plants.Config{Store: plants.StoreMemory, MaxBodyBytes: plants.DefaultMaxBodyBytes},
-		Telemetry: telemetryConfig("error"),
-	}
-}
-
 // startBenchServer runs the real app in-process, as startServer does for
 // tests, and returns the API's base URL.
 func startBenchServer(b *testing.B) string {
 	b.Helper()
 	var servers *httpserver.Servers
-	app := newApp(memoryConfig(), fx.Populate(&servers), fx.NopLogger)
+	app := newApp(testConfig(b), fx.Populate(&servers), fx.NopLogger)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := app.Start(ctx); err != nil {

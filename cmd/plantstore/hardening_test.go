@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -216,19 +215,6 @@ func (s *testServer) metric(t *testing.T, name string) float64 {
 	return 0
 }
 
-// awaitMetric waits until the metric reads want; it polls rather than
-// sleeps a guessed time.
-func (s *testServer) awaitMetric(t *testing.T, name string, want float64) {
-	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for s.metric(t, name) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not reach %v within %v", name, want, hangGuard)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestOverTheConcurrencyCap fills the cap with creates whose bodies are
 // half sent: further creates get 503 with Retry-After and are not stored,
 // requests with bad tokens still get their 401, and once the held bodies
@@ -243,7 +229,9 @@ func TestOverTheConcurrencyCap(t *testing.T) {
 	for i := range held {
 		held[i] = startHeldCreate(t, s, fmt.Sprintf(`{"id":%d,"name":"held %d","tag":"t%d"}`, i, i, i))
 	}
-	s.awaitMetric(t, "plantstore_http_concurrent_requests", capacity)
+	eventually(t, hangGuard, "the held creates take every slot", func() bool {
+		return s.metric(t, "plantstore_http_concurrent_requests") == capacity
+	})
 
 	const extra = 5
 	for i := range extra {
@@ -272,7 +260,9 @@ func TestOverTheConcurrencyCap(t *testing.T) {
 			t.Fatalf("held create %d = %d %s, want 200 %s", i, a.Status, a.Body, want)
 		}
 	}
-	s.awaitMetric(t, "plantstore_http_concurrent_requests", 0)
+	eventually(t, hangGuard, "the slots are free again", func() bool {
+		return s.metric(t, "plantstore_http_concurrent_requests") == 0
+	})
 
 	// Every held plant is stored exactly: the same create is confirmed,
 	// the same id with another tag conflicts.
@@ -426,39 +416,5 @@ func TestRefusedBodiesAreNotAwaited(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestTokensNeverReachTheLog runs the binary at debug level, sends valid,
-// invalid and malformed credentials, and finds none of the tokens in
-// anything it wrote, from start to exit.
-func TestTokensNeverReachTheLog(t *testing.T) {
-	const badToken = "bad-token-that-must-not-be-logged"
-	p := startProcess(t, "PLANTSTORE_LOG_LEVEL=debug")
-	client := &http.Client{Timeout: 10 * time.Second}
-	for _, auth := range []string{"Bearer " + testToken, "Bearer " + badToken, "Basic " + badToken, badToken} {
-		req, err := http.NewRequest(http.MethodPost, p.API+"/plants", strings.NewReader(`{"id":1,"name":"a"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", auth)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	if code := p.Signal(t, syscall.SIGTERM, hangGuard); code != 0 {
-		t.Fatalf("exit code = %d\n%s", code, p.Output())
-	}
-	out := p.Output()
-	if !strings.Contains(out, `"listening"`) {
-		t.Fatalf("the log is not what this test expects to search:\n%s", out)
-	}
-	for _, secret := range []string{testToken, badToken} {
-		if strings.Contains(out, secret) {
-			t.Fatalf("the log contains the token %q:\n%s", secret, out)
-		}
 	}
 }

@@ -4,12 +4,15 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
+// The limit flags' environment twins are tested with the others
+// (configFields in config_test.go).
+
 func TestLimitFlagsDefaults(t *testing.T) {
+	clearEnv(t)
 	cfg, err := parseConfig([]string{"--tokens=t"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -22,29 +25,8 @@ func TestLimitFlagsDefaults(t *testing.T) {
 	}
 }
 
-func TestLimitFlagsAndEnvTwins(t *testing.T) {
-	t.Setenv("PLANTSTORE_READ_HEADER_TIMEOUT", "2s")
-	t.Setenv("PLANTSTORE_MAX_CONCURRENT_REQUESTS", "64")
-	t.Setenv("PLANTSTORE_RATE_LIMIT", "2.5")
-	cfg, err := parseConfig([]string{"--tokens=t", "--read-timeout=10s", "--write-timeout=15s", "--idle-timeout=1m",
-		"--max-header-bytes=16384", "--rate-burst=5", "--max-concurrent-requests=32"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := httpserver.Limits{
-		ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 15 * time.Second,
-		IdleTimeout: time.Minute, MaxHeaderBytes: 16384,
-		MaxConcurrentRequests: 32, // the flag wins over its twin
-	}
-	if cfg.HTTP.Limits != want {
-		t.Fatalf("limits = %+v\nwant     %+v", cfg.HTTP.Limits, want)
-	}
-	if cfg.Auth.RateLimit != 2.5 || cfg.Auth.RateBurst != 5 {
-		t.Fatalf("rate limit = %v burst %d, want 2.5 burst 5", cfg.Auth.RateLimit, cfg.Auth.RateBurst)
-	}
-}
-
 func TestLimitFlagsMustBePositive(t *testing.T) {
+	clearEnv(t)
 	for _, tc := range []struct{ arg, want string }{
 		{"--read-header-timeout=0s", "--read-header-timeout 0s: must be positive"},
 		{"--read-timeout=-1s", "--read-timeout -1s: must be positive"},

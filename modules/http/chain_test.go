@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -140,5 +141,8 @@ func TestRecoverLetsAbortThrough(t *testing.T) {
 	}()
 	if rec.Body.Len() != 0 || logs.Len() != 0 {
 		t.Fatalf("abort wrote %q and logged %v", rec.Body, logs.All())
+	}
+	if got := testutil.ToFloat64(rc.panics); got != 0 {
+		t.Fatalf("plantstore_http_panics_total = %v after an abort, want 0", got)
 	}
 }

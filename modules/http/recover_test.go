@@ -159,22 +159,3 @@ func TestRecoverAbortsAHalfWrittenAnswer(t *testing.T) {
 		t.Fatalf("GET /fine after an aborted answer = %d", resp.StatusCode)
 	}
 }
-
-// TestRecoverPassesAbortHandlerOn: http.ErrAbortHandler is net/http's own
-// way to cut an answer; it is neither counted nor answered 500.
-func TestRecoverPassesAbortHandlerOn(t *testing.T) {
-	rc, logs, _ := newTestRecoverer(t)
-	h := rc.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }))
-	defer func() {
-		if v := recover(); v != http.ErrAbortHandler { //nolint:errorlint // the very value, as net/http compares it
-			t.Fatalf("recovered %v, want http.ErrAbortHandler passed on", v)
-		}
-		if got := testutil.ToFloat64(rc.panics); got != 0 {
-			t.Fatalf("plantstore_http_panics_total = %v, want 0", got)
-		}
-		if logs.Len() != 0 {
-			t.Fatalf("logged %v", logs.All())
-		}
-	}()
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
-}
