@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
 // hangGuard bounds every wait on the server in these tests. It is never the
@@ -216,68 +219,62 @@ func (s *testServer) metric(t *testing.T, name string) float64 {
 }
 
 // TestOverTheConcurrencyCap fills the cap with creates whose bodies are
-// half sent: further creates get 503 with Retry-After and are not stored,
-// requests with bad tokens still get their 401, and once the held bodies
-// arrive every held create answers 200 and is stored exactly.
+// half sent: further creates get 503 with Retry-After and leave nothing in
+// the store, requests with bad tokens still get their 401, and once the held
+// bodies arrive every held create answers 200 and is stored exactly.
 func TestOverTheConcurrencyCap(t *testing.T) {
-	const capacity = 4
-	cfg := testConfig(t)
-	cfg.HTTP.Limits.MaxConcurrentRequests = capacity
-	s := startServer(t, cfg)
+	forEachStore(t, func(t *testing.T, cfg config) {
+		const capacity = 4
+		cfg.HTTP.Limits.MaxConcurrentRequests = capacity
+		s := startServer(t, cfg)
 
-	held := make([]*heldCreate, capacity)
-	for i := range held {
-		held[i] = startHeldCreate(t, s, fmt.Sprintf(`{"id":%d,"name":"held %d","tag":"t%d"}`, i, i, i))
-	}
-	eventually(t, hangGuard, "the held creates take every slot", func() bool {
-		return s.metric(t, "plantstore_http_concurrent_requests") == capacity
+		held := make([]*heldCreate, capacity)
+		for i := range held {
+			held[i] = startHeldCreate(t, s, fmt.Sprintf(`{"id":%d,"name":"held %d","tag":"t%d"}`, i, i, i))
+		}
+		eventually(t, hangGuard, "the held creates take every slot", func() bool {
+			return s.metric(t, "plantstore_http_concurrent_requests") == capacity
+		})
+
+		const extra = 5
+		for i := range extra {
+			r := s.post(t, fmt.Sprintf(`{"id":%d,"name":"shed"}`, 100+i))
+			assertErrorMessage(t, r, http.StatusServiceUnavailable,
+				"the server is at its limit of 4 concurrent requests; retry later")
+			if ra := r.Header.Get("Retry-After"); ra != "1" {
+				t.Fatalf("Retry-After = %q, want 1", ra)
+			}
+		}
+		// Auth comes before the cap: bad tokens are refused, not shed.
+		r := s.do(t, s.request(t, http.MethodPost, "/plants", "bad-token", "application/json", []byte(`{"id":200,"name":"x"}`)))
+		assertError(t, r, http.StatusUnauthorized)
+		if got := s.metric(t, "plantstore_http_shed_total"); got != extra {
+			t.Fatalf("plantstore_http_shed_total = %v, want %d", got, extra)
+		}
+
+		var wg sync.WaitGroup
+		answers := make([]response, capacity)
+		for i, h := range held {
+			wg.Go(func() { answers[i] = h.finish(t) })
+		}
+		wg.Wait()
+		for i, a := range answers {
+			want := fmt.Sprintf(`{"name":"held %d","tag":"t%d"}`, i, i)
+			if a.Status != http.StatusOK || string(a.Body) != want {
+				t.Fatalf("held create %d = %d %s, want 200 %s", i, a.Status, a.Body, want)
+			}
+			tag := fmt.Sprintf("t%d", i)
+			assertStored(t, s, plant.Plant{ID: int64(i), Name: fmt.Sprintf("held %d", i), Tag: &tag})
+		}
+		for i := range extra {
+			if p, err := s.Store.Get(context.Background(), int64(100+i)); !errors.Is(err, plant.ErrNotFound) {
+				t.Fatalf("shed create %d left %+v, %v in the store; want nothing", 100+i, p, err)
+			}
+		}
+		eventually(t, hangGuard, "the slots are free again", func() bool {
+			return s.metric(t, "plantstore_http_concurrent_requests") == 0
+		})
 	})
-
-	const extra = 5
-	for i := range extra {
-		r := s.post(t, fmt.Sprintf(`{"id":%d,"name":"shed"}`, 100+i))
-		assertError(t, r, http.StatusServiceUnavailable)
-		if ra := r.Header.Get("Retry-After"); ra != "1" {
-			t.Fatalf("Retry-After = %q, want 1", ra)
-		}
-	}
-	// Auth comes before the cap: bad tokens are refused, not shed.
-	r := s.do(t, s.request(t, http.MethodPost, "/plants", "bad-token", "application/json", []byte(`{"id":200,"name":"x"}`)))
-	assertError(t, r, http.StatusUnauthorized)
-	if got := s.metric(t, "plantstore_http_shed_total"); got != extra {
-		t.Fatalf("plantstore_http_shed_total = %v, want %d", got, extra)
-	}
-
-	var wg sync.WaitGroup
-	answers := make([]response, capacity)
-	for i, h := range held {
-		wg.Go(func() { answers[i] = h.finish(t) })
-	}
-	wg.Wait()
-	for i, a := range answers {
-		want := fmt.Sprintf(`{"name":"held %d","tag":"t%d"}`, i, i)
-		if a.Status != http.StatusOK || string(a.Body) != want {
-			t.Fatalf("held create %d = %d %s, want 200 %s", i, a.Status, a.Body, want)
-		}
-	}
-	eventually(t, hangGuard, "the slots are free again", func() bool {
-		return s.metric(t, "plantstore_http_concurrent_requests") == 0
-	})
-
-	// Every held plant is stored exactly: the same create is confirmed,
-	// the same id with another tag conflicts.
-	for i := range capacity {
-		if r := s.post(t, fmt.Sprintf(`{"id":%d,"name":"held %d","tag":"t%d"}`, i, i, i)); r.Status != http.StatusOK {
-			t.Fatalf("re-create of held plant %d = %d %s", i, r.Status, r.Body)
-		}
-		assertError(t, s.post(t, fmt.Sprintf(`{"id":%d,"name":"held %d"}`, i, i)), http.StatusConflict)
-	}
-	// No shed request left anything behind: their ids are free.
-	for i := range extra {
-		if r := s.post(t, fmt.Sprintf(`{"id":%d,"name":"now stored"}`, 100+i)); r.Status != http.StatusOK {
-			t.Fatalf("id %d of a shed request is taken: %d %s", 100+i, r.Status, r.Body)
-		}
-	}
 }
 
 // TestRateLimitPerToken: a token over its burst gets 429 with Retry-After;
