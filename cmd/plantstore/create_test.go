@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -112,7 +113,7 @@ func TestCreateBadInput(t *testing.T) {
 		}
 		// Nothing refused was stored: id 1 and 11 appear only in refused requests.
 		for _, id := range []int64{1, 2, 11} {
-			if p, err := s.Store.Get(context.Background(), id); err != plant.ErrNotFound {
+			if p, err := s.Store.Get(context.Background(), id); !errors.Is(err, plant.ErrNotFound) {
 				t.Fatalf("store.Get(%d) = %+v, %v after refused requests; want ErrNotFound", id, p, err)
 			}
 		}

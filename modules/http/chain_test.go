@@ -97,7 +97,7 @@ func TestRecover(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	router := NewRouter([]Route{{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		var plants []string
-		_ = plants[len(plants)] // a real runtime panic: index out of range
+		_ = plants[len(plants)] //nolint:gocritic // on purpose: a real runtime panic, index out of range
 	})}})
 	rc, err := NewRecoverer(zap.New(core), prometheus.NewRegistry())
 	if err != nil {
@@ -133,7 +133,7 @@ func TestRecoverLetsAbortThrough(t *testing.T) {
 	rec := httptest.NewRecorder()
 	func() {
 		defer func() {
-			if v := recover(); v != http.ErrAbortHandler {
+			if v := recover(); v != http.ErrAbortHandler { //nolint:errorlint // the very value, as net/http compares it
 				t.Fatalf("recovered %v, want http.ErrAbortHandler re-panicked", v)
 			}
 		}()

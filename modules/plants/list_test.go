@@ -2,6 +2,7 @@ package plants
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -70,7 +71,8 @@ func TestParseListQuery(t *testing.T) {
 	}
 	for _, c := range bad {
 		_, err := parseListQuery(c.raw)
-		if _, isBadRequest := err.(*BadRequestError); !isBadRequest || err.Error() != c.msg {
+		var bad *BadRequestError
+		if !errors.As(err, &bad) || err.Error() != c.msg {
 			t.Errorf("parseListQuery(%q) error = %v, want %s", c.raw, err, c.msg)
 		}
 	}
