@@ -144,11 +144,14 @@ func checkProcessUser(t *testing.T, name string) {
 // hostPort is the 127.0.0.1 address the container's port is published on.
 func hostPort(t *testing.T, name, port string) string {
 	t.Helper()
-	var ports map[string][]struct{ HostIp, HostPort string }
+	var ports map[string][]struct {
+		HostIP   string `json:"HostIp"` // docker's spelling
+		HostPort string
+	}
 	inspect(t, name, ".NetworkSettings.Ports", &ports)
 	for _, b := range ports[port] {
-		if b.HostIp == "127.0.0.1" {
-			return b.HostIp + ":" + b.HostPort
+		if b.HostIP == "127.0.0.1" {
+			return b.HostIP + ":" + b.HostPort
 		}
 	}
 	t.Fatalf("%s of %s is not published on 127.0.0.1: %v", port, name, ports)
