@@ -1,0 +1,314 @@
+// Package pgtest runs throwaway PostgreSQL clusters for tests: a real
+// server made with initdb and pg_ctl from the installed PostgreSQL binaries,
+// listening only on a Unix socket in a private temporary directory, and
+// removed afterwards. No mocks: the stores and the service talk to it as
+// they talk to a production database.
+//
+// A test package shares one cluster (started on first use, stopped by Main)
+// and gives each test a fresh database with NewDatabase. A test that stops
+// and starts the server gets a cluster of its own with NewCluster.
+//
+// PostgreSQL refuses to run as root. When the tests run as root (CI
+// containers do), initdb, pg_ctl and the server run as the unprivileged user
+// "nobody", and the cluster's directory belongs to that user.
+//
+// When the PostgreSQL binaries are missing, tests skip with a loud reason on
+// a laptop and fail when CI=true (.ci/run installs Debian's postgresql).
+package pgtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Superuser is the cluster's superuser; every database belongs to it.
+const Superuser = "postgres"
+
+// port names the socket file (.s.PGSQL.5432). Nothing listens on TCP, so it
+// cannot collide with another server.
+const port = 5432
+
+// unprivilegedUser runs the server when the tests run as root.
+const unprivilegedUser = "nobody"
+
+// serverSettings are appended to postgresql.conf: no TCP listener, the
+// socket in the cluster's own directory, and room for the connection pools
+// that concurrent tests open. Durability settings stay at their defaults
+// (fsync on): the tests and benchmarks measure the real thing.
+var serverSettings = []string{
+	"listen_addresses = ''",
+	"max_connections = 300",
+	"shared_buffers = 64MB",
+	"log_min_error_statement = panic", // the tests provoke errors on purpose
+}
+
+// Cluster is a PostgreSQL cluster in a temporary directory.
+type Cluster struct {
+	dir    string // the cluster's directory: data/, the socket, the log
+	binDir string
+	cred   *syscall.Credential // the unprivileged user when running as root
+	dbs    atomic.Int64        // databases created, for unique names
+
+	mu      sync.Mutex
+	running bool
+}
+
+// NewCluster starts a cluster of the test's own and removes it when the test
+// ends. Use it when the test stops the server; otherwise NewDatabase is
+// cheaper.
+func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := startCluster()
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() {
+		if err := c.destroy(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return c
+}
+
+// ErrNoBinaries means the PostgreSQL server programs are not installed.
+var ErrNoBinaries = errors.New("PostgreSQL server binaries (initdb, pg_ctl) not found in PATH or /usr/lib/postgresql/*/bin; install Debian's postgresql package")
+
+// unavailable ends a test that cannot get a server: a skip with a loud
+// reason when the binaries are missing on a laptop, a failure otherwise and
+// always under CI=true.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrNoBinaries) && os.Getenv("CI") != "true" {
+		t.Skipf("SKIPPED, NOT TESTED: %v", err)
+	}
+	t.Fatalf("pgtest: %v", err)
+}
+
+// startCluster runs initdb and starts the server.
+func startCluster() (c *Cluster, err error) {
+	binDir, err := findBinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := serverCredential()
+	if err != nil {
+		return nil, err
+	}
+	// A directory of our own, short enough for a socket path (108 bytes).
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{dir: dir, binDir: binDir, cred: cred}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, err
+		}
+	}
+	// --no-sync: a throwaway cluster need not wait for initdb's files to
+	// reach the disk; the running server keeps fsync on.
+	if err := c.run("initdb", "-D", c.dataDir(), "-U", Superuser, "--auth=trust",
+		"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
+		return nil, err
+	}
+	conf := strings.Join(append(serverSettings, "unix_socket_directories = '"+dir+"'", "port = "+strconv.Itoa(port)), "\n")
+	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.WriteString("\n# pgtest\n" + conf + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
+func (c *Cluster) logFile() string { return filepath.Join(c.dir, "postgres.log") }
+
+// Start starts the server and waits until it accepts connections.
+func (c *Cluster) Start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.run("pg_ctl", "start", "--wait", "--timeout=120", "-D", c.dataDir(), "-l", c.logFile()); err != nil {
+		return err
+	}
+	c.running = true
+	return nil
+}
+
+// Stop shuts the server down the way an operator or a failover does:
+// "fast" mode rolls back open transactions and closes every connection.
+func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.run("pg_ctl", "stop", "--wait", "--timeout=120", "-m", "fast", "-D", c.dataDir()); err != nil {
+		return err
+	}
+	c.running = false
+	return nil
+}
+
+// destroy stops the server if it runs and removes the cluster's directory.
+func (c *Cluster) destroy() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	if c.running {
+		// Immediate: nothing of a throwaway cluster needs to be kept.
+		errs = append(errs, c.run("pg_ctl", "stop", "--wait", "-m", "immediate", "-D", c.dataDir()))
+		c.running = false
+	}
+	errs = append(errs, os.RemoveAll(c.dir))
+	return errors.Join(errs...)
+}
+
+// run runs one of the PostgreSQL programs as the server's user. A failure
+// carries the program's output and the end of the server log.
+func (c *Cluster) run(program string, args ...string) error {
+	cmd := exec.Command(filepath.Join(c.binDir, program), args...)
+	cmd.Dir = c.dir // the user's cwd may not be readable by the server's user
+	cmd.Env = []string{"PATH=" + c.binDir + ":/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
+	if c.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(c.logFile())
+		return fmt.Errorf("%s %s: %v\n%s\nserver log:\n%s", program, strings.Join(args, " "), err, out, tail(log, 40))
+	}
+	return nil
+}
+
+// tail returns the last n lines of b.
+func tail(b []byte, n int) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	return bytes.Join(lines[max(0, len(lines)-n):], nil)
+}
+
+// URL is the connection URL of database db on this cluster, as the
+// superuser over the Unix socket.
+func (c *Cluster) URL(db string) string {
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.User(Superuser),
+		Path:     "/" + db,
+		RawQuery: url.Values{"host": {c.dir}, "port": {strconv.Itoa(port)}, "sslmode": {"disable"}}.Encode(),
+	}
+	return u.String()
+}
+
+// SocketDir is the directory of the server's Unix socket: the value for
+// PGHOST.
+func (c *Cluster) SocketDir() string { return c.dir }
+
+// NewDatabase creates an empty database on this cluster and returns its
+// URL. The database is dropped when the test ends.
+func (c *Cluster) NewDatabase(t testing.TB) string {
+	t.Helper()
+	name := "test_" + strconv.FormatInt(c.dbs.Add(1), 10)
+	// template0: nothing a previous test put into template1 leaks in.
+	if err := c.exec("CREATE DATABASE " + name + " TEMPLATE template0"); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		running := c.running
+		c.mu.Unlock()
+		if !running {
+			return // a cluster the test left stopped is removed whole
+		}
+		// FORCE: a pool the test did not close must not keep the database.
+		if err := c.exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database: %v", err)
+		}
+	})
+	return c.URL(name)
+}
+
+// exec runs one statement in the maintenance database.
+func (c *Cluster) exec(sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// findBinDir finds the directory of initdb and pg_ctl: Debian keeps them
+// out of PATH, under /usr/lib/postgresql/<major>/bin.
+func findBinDir() (string, error) {
+	if p, err := exec.LookPath("pg_ctl"); err == nil {
+		dir := filepath.Dir(p)
+		if _, err := os.Stat(filepath.Join(dir, "initdb")); err == nil {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	// The newest major version first: 9.6 < 10 < 17.
+	slices.SortFunc(dirs, func(a, b string) int { return majorOf(b) - majorOf(a) })
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, "initdb")); err == nil {
+			return dir, nil
+		}
+	}
+	return "", ErrNoBinaries
+}
+
+func majorOf(binDir string) int {
+	n, _ := strconv.Atoi(strings.Split(filepath.Base(filepath.Dir(binDir)), ".")[0])
+	return n
+}
+
+// serverCredential is the user the server runs as: the current one, or
+// "nobody" when that is root.
+func serverCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup(unprivilegedUser)
+	if err != nil {
+		return nil, fmt.Errorf("running as root, PostgreSQL must run as an unprivileged user: %w", err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, err
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
