@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/plantstore/plantstore/modules/auth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/telemetry"
 )
 
@@ -68,7 +70,10 @@ func newFlagSet(cfg *config, tokens *string) *flag.FlagSet {
 	fs.IntVar(&cfg.Auth.RateBurst, "rate-burst", 20, "API requests a token may send at once under --rate-limit")
 	fs.StringVar(&cfg.Plants.Store, "store", plants.StoreMemory, "plant store: memory, bolt or postgres")
 	fs.StringVar(&cfg.Plants.DataDir, "data-dir", "./data", "directory of the bolt store's plants.db")
-	fs.StringVar(&cfg.Plants.PostgresURL, "postgres-url", "", "PostgreSQL connection URL (required for --store=postgres)")
+	fs.StringVar(&cfg.Plants.PostgresURL, "postgres-url", "", "PostgreSQL connection URL or key=value string; what it leaves out comes from libpq's PG* variables (PGHOST, PGDATABASE, PGUSER, PGPASSWORD, ...)")
+	fs.IntVar(&cfg.Plants.PostgresMaxConns, "postgres-max-conns", pgstore.DefaultMaxConns, "PostgreSQL connections per process (the pool size)")
+	fs.DurationVar(&cfg.Plants.PostgresConnectTimeout, "postgres-connect-timeout", pgstore.DefaultConnectTimeout, "how long opening a PostgreSQL connection may take (wins over connect_timeout in the URL)")
+	fs.DurationVar(&cfg.Plants.PostgresStatementTimeout, "postgres-statement-timeout", pgstore.DefaultStatementTimeout, "how long a statement may run on PostgreSQL (wins over statement_timeout in the URL)")
 	fs.Int64Var(&cfg.Plants.MaxBodyBytes, "max-body-bytes", plants.DefaultMaxBodyBytes, "largest accepted request body in bytes")
 	fs.StringVar(&cfg.Auth.TokensFile, "tokens-file", "", "file of API tokens, one per line, # comments; reloaded on change")
 	fs.StringVar(tokens, "tokens", "", "comma-separated API tokens (for development; prefer --tokens-file)")
@@ -108,13 +113,16 @@ func (c config) validate() error {
 	check(c.Auth.RateLimit == 0 || c.Auth.RateBurst > 0, "--rate-burst %d: must be positive", c.Auth.RateBurst)
 	check(c.Plants.MaxBodyBytes > 0, "--max-body-bytes %d: must be positive", c.Plants.MaxBodyBytes)
 	switch c.Plants.Store {
-	case plants.StoreMemory, plants.StoreBolt:
-	case plants.StorePostgres:
-		check(c.Plants.PostgresURL != "", "--store postgres needs --postgres-url (PLANTSTORE_POSTGRES_URL)")
+	case plants.StoreMemory, plants.StoreBolt, plants.StorePostgres:
+		// postgres needs no URL: libpq's PG* variables may say it all.
 	default:
 		check(false, "--store %q: want memory, bolt or postgres", c.Plants.Store)
 	}
 	check(c.Plants.Store != plants.StoreBolt || c.Plants.DataDir != "", "--data-dir must not be empty")
+	check(c.Plants.PostgresMaxConns > 0 && c.Plants.PostgresMaxConns <= math.MaxInt32,
+		"--postgres-max-conns %d: want a positive number", c.Plants.PostgresMaxConns)
+	check(c.Plants.PostgresConnectTimeout > 0, "--postgres-connect-timeout %v: must be positive", c.Plants.PostgresConnectTimeout)
+	check(c.Plants.PostgresStatementTimeout > 0, "--postgres-statement-timeout %v: must be positive", c.Plants.PostgresStatementTimeout)
 	switch c.Telemetry.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

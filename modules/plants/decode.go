@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -188,7 +189,13 @@ func decodeString(dec *jsontext.Decoder, field string) (string, error) {
 	if tok.Kind() != '"' {
 		return "", badRequest(`"` + field + `" must be a string, not ` + kindName(tok.Kind()))
 	}
-	return tok.String(), nil
+	s := tok.String()
+	// PostgreSQL's text cannot hold U+0000, so no store accepts it: the
+	// answer is the same 400 whichever store runs, never a 500.
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", badRequest(`"` + field + `" must not contain the character U+0000`)
+	}
+	return s, nil
 }
 
 // syntaxError turns a jsontext error into a client message. Duplicate names

@@ -7,6 +7,8 @@ package plants
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
@@ -14,6 +16,7 @@ import (
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -21,8 +24,14 @@ import (
 type Config struct {
 	Store        string // memory, bolt or postgres
 	DataDir      string // bolt keeps plants.db here
-	PostgresURL  string
+	PostgresURL  string // libpq URL or key=value; "" takes everything from PG* variables
 	MaxBodyBytes int64
+
+	// The postgres store's pool size and timeouts; zero values take
+	// pgstore's defaults.
+	PostgresMaxConns         int
+	PostgresConnectTimeout   time.Duration
+	PostgresStatementTimeout time.Duration
 }
 
 // Store names accepted by Config.Store.
@@ -54,6 +63,21 @@ func OpenStore(cfg Config, lc fx.Lifecycle) (plant.Store, error) {
 	switch cfg.Store {
 	case StoreMemory:
 		store = memstore.New()
+	case StorePostgres:
+		pg, err := pgstore.New(pgstore.Config{
+			URL:              cfg.PostgresURL,
+			MaxConns:         int32(min(cfg.PostgresMaxConns, math.MaxInt32)),
+			ConnectTimeout:   cfg.PostgresConnectTimeout,
+			StatementTimeout: cfg.PostgresStatementTimeout,
+		})
+		if err != nil {
+			return nil, err
+		}
+		// Migrating is the first contact with the database: an unreachable
+		// one fails the start (exit 2) once the connect timeout has passed,
+		// and the orchestrator restarts the process.
+		lc.Append(fx.StartHook(pg.Migrate))
+		store = pg
 	default:
 		return nil, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}

@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
 		{"ListTagFilter", testListTagFilter},
 		{"Delete", testDelete},
 		{"ConcurrentCreates", testConcurrentCreates},
+		{"ConcurrentCreatesOfOneID", testConcurrentCreatesOfOneID},
 		{"Ping", func(t *testing.T, s plant.Store) {
 			if err := s.Ping(context.Background()); err != nil {
 				t.Fatalf("Ping = %v", err)
@@ -262,6 +263,49 @@ func testConcurrentCreates(t *testing.T, s plant.Store) {
 		if p.ID != int64(i) || p.Name != "p"+itoa(int64(i)) {
 			t.Fatalf("plant %d = %s", i, show(p))
 		}
+	}
+}
+
+// testConcurrentCreatesOfOneID races creates of the same id, as clients
+// retrying a lost answer do: identical ones all succeed, and among
+// different ones exactly one wins while the others see ErrConflict.
+func testConcurrentCreatesOfOneID(t *testing.T, s plant.Store) {
+	const workers, rounds = 8, 20
+	for round := range int64(rounds) {
+		same := plant.Plant{ID: round, Name: "same", Tag: plant.StringPtr("t")}
+		differentID := rounds + round
+		results := make(chan error, 2*workers)
+		won := make(chan plant.Plant, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() { results <- s.Create(ctx, same) })
+			wg.Go(func() {
+				p := plant.Plant{ID: differentID, Name: "worker " + itoa(int64(w))}
+				err := s.Create(ctx, p)
+				if err == nil {
+					won <- p
+				} else if !errors.Is(err, plant.ErrConflict) {
+					results <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(results)
+		close(won)
+		for err := range results {
+			if err != nil {
+				t.Fatalf("round %d: concurrent Create = %v", round, err)
+			}
+		}
+		var winners []plant.Plant
+		for p := range won {
+			winners = append(winners, p)
+		}
+		if len(winners) != 1 {
+			t.Fatalf("round %d: %d different creates of one id succeeded, want exactly 1", round, len(winners))
+		}
+		assertGet(t, s, same)
+		assertGet(t, s, winners[0])
 	}
 }
 

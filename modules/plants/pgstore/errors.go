@@ -1,0 +1,68 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// failed wraps the error of a store call, marking it plant.ErrUnavailable
+// when the database could not be reached or could not serve the call right
+// now, so that the API answers 503 with Retry-After instead of 500.
+func failed(op string, err error) error {
+	if unavailable(err) {
+		return fmt.Errorf("%w: postgres: %s: %w", plant.ErrUnavailable, op, err)
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// unavailable reports whether err means "not now" rather than "never":
+// the connection could not be made or broke, the call ran out of time, or
+// the server refused for a passing reason (shutting down, starting up, out
+// of connections, a failover's read-only standby). Errors in the statement
+// itself stay what they are, and the API answers them with 500.
+func unavailable(err error) bool {
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true // whatever the reason, there is no usable database
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return transientState(pgErr.Code)
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) ||
+		pgconn.Timeout(err) ||
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// transientState reports whether a SQLSTATE is worth retrying later.
+// https://www.postgresql.org/docs/current/errcodes-appendix.html
+func transientState(code string) bool {
+	switch {
+	case strings.HasPrefix(code, "08"), // connection exception
+		strings.HasPrefix(code, "53"), // insufficient resources: too many connections, disk full
+		strings.HasPrefix(code, "40"): // serialization failure, deadlock
+		return true
+	}
+	switch code {
+	case "57P01", // admin_shutdown: the server is stopping
+		"57P02", // crash_shutdown
+		"57P03", // cannot_connect_now: starting up or shutting down
+		"57P05", // idle_session_timeout
+		"57014", // query_canceled: statement_timeout
+		"55P03", // lock_not_available: lock_timeout
+		"25006": // read_only_sql_transaction: connected to a standby, e.g. mid-failover
+		return true
+	}
+	return false
+}

@@ -1,0 +1,245 @@
+// Package pgstore is the PostgreSQL plant.Store, for running several
+// stateless replicas on one shared database.
+//
+// It keeps plants in one table, plants(id bigint primary key, name text not
+// null, tag text), created by migrations embedded in the binary and applied
+// at start under an advisory lock (see Migrate). Every call is one round trip
+// on a pgx connection pool, bounded by the statement timeout on the server
+// and by a deadline on the client, so a database that stops answering costs
+// a request seconds, not forever. Failures to reach the database are
+// plant.ErrUnavailable (the API answers 503 with Retry-After); the pool
+// reconnects by itself once the database is back.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultMaxConns         = 32
+	DefaultConnectTimeout   = 5 * time.Second
+	DefaultStatementTimeout = 5 * time.Second
+)
+
+// Config configures a Store.
+type Config struct {
+	// URL is a libpq connection string, URL (postgres://...) or key=value.
+	// Whatever it leaves out comes from the libpq environment variables
+	// (PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD, PGSSLMODE, ...) and
+	// then libpq's defaults, so "" configures everything from PG*.
+	URL string
+	// MaxConns is the pool size: the most statements in flight at once.
+	MaxConns int32
+	// ConnectTimeout bounds opening one connection. It wins over the URL's
+	// connect_timeout and PGCONNECT_TIMEOUT.
+	ConnectTimeout time.Duration
+	// StatementTimeout bounds each statement on the server
+	// (statement_timeout). It wins over a statement_timeout in the URL.
+	StatementTimeout time.Duration
+}
+
+// Store is the PostgreSQL plant.Store. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	// migrateConfig connects the migration's own session, which holds the
+	// advisory lock and has no statement timeout (a migration may take long;
+	// the start-up deadline bounds it).
+	migrateConfig *pgx.ConnConfig
+	// callTimeout is the client-side deadline of one call: waiting for a
+	// connection, connecting, and the statement. It catches what the server
+	// cannot, such as a network that drops packets.
+	callTimeout time.Duration
+}
+
+// New returns a store on a connection pool. It does not connect: the pool
+// opens connections on demand, and Migrate is the first to need one.
+func New(cfg Config) (*Store, error) {
+	pc, err := pgxpool.ParseConfig(cfg.URL) // also reads the PG* variables
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err) // ParseConfig masks passwords
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.StatementTimeout <= 0 {
+		cfg.StatementTimeout = DefaultStatementTimeout
+	}
+	pc.MaxConns = cfg.MaxConns
+	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	params := pc.ConnConfig.RuntimeParams
+	if params["application_name"] == "" {
+		params["application_name"] = "plantstore" // names the sessions in pg_stat_activity
+	}
+
+	migrateConfig := pc.ConnConfig.Copy()
+	migrateConfig.RuntimeParams["statement_timeout"] = "0"
+	params["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return &Store{
+		pool:          pool,
+		migrateConfig: migrateConfig,
+		callTimeout:   cfg.ConnectTimeout + cfg.StatementTimeout,
+	}, nil
+}
+
+// Open returns a store whose schema is migrated: New, then Migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// The statements, one round trip each. pgx prepares each one once per
+// connection and then only binds and executes it.
+const (
+	// createSQL inserts the plant unless its id is taken and answers one row
+	// telling whether the stored plant is the one asked for: true for a new
+	// insert or an identical plant already there, false for a different
+	// one. The comparison reads the statement's snapshot, which cannot see
+	// a row committed by a concurrent create after the statement began; then
+	// the insert does nothing and no row comes back, and Create asks again.
+	createSQL = `WITH inserted AS (
+    INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING true AS same
+)
+SELECT same FROM inserted
+UNION ALL
+SELECT name = $2 AND tag IS NOT DISTINCT FROM $3 FROM plants WHERE id = $1`
+
+	getSQL    = `SELECT name, tag FROM plants WHERE id = $1`
+	deleteSQL = `DELETE FROM plants WHERE id = $1`
+
+	// One statement per filter, rather than one with "$n IS NULL OR ...":
+	// each keeps a plan that seeks the index to the cursor.
+	listSQL         = `SELECT id, name, tag FROM plants ORDER BY id LIMIT $1`
+	listAfterSQL    = `SELECT id, name, tag FROM plants WHERE id > $2 ORDER BY id LIMIT $1`
+	listTagSQL      = `SELECT id, name, tag FROM plants WHERE tag = $2 ORDER BY id LIMIT $1`
+	listTagAfterSQL = `SELECT id, name, tag FROM plants WHERE tag = $2 AND id > $3 ORDER BY id LIMIT $1`
+)
+
+// createAttempts bounds the retries of a create that met a row committed
+// under its feet; each retry is a new statement with a fresh snapshot.
+const createAttempts = 3
+
+// Create implements plant.Store: nil once the plant is committed, or if an
+// identical plant was there; plant.ErrConflict if a different one was.
+func (s *Store) Create(ctx context.Context, p plant.Plant) error {
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	for range createAttempts {
+		var same bool
+		err := s.pool.QueryRow(ctx, createSQL, p.ID, p.Name, p.Tag).Scan(&same)
+		switch {
+		case err == nil && same:
+			return nil
+		case err == nil:
+			return plant.ErrConflict
+		case !errors.Is(err, pgx.ErrNoRows):
+			return failed("create", err)
+		}
+	}
+	return fmt.Errorf("%w: postgres: create %d: the id changed under %d concurrent writes in a row",
+		plant.ErrUnavailable, p.ID, createAttempts)
+}
+
+// Get implements plant.Store.
+func (s *Store) Get(ctx context.Context, id int64) (plant.Plant, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	p := plant.Plant{ID: id}
+	err := s.pool.QueryRow(ctx, getSQL, id).Scan(&p.Name, &p.Tag)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return plant.Plant{}, plant.ErrNotFound
+	}
+	if err != nil {
+		return plant.Plant{}, failed("get", err)
+	}
+	return p, nil
+}
+
+// List implements plant.Store with keyset paging: the primary key (or the
+// (tag, id) index) is sought to the cursor, so a deep page costs what the
+// first one does.
+func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	var rows pgx.Rows
+	var err error
+	switch {
+	case q.Tag == nil && q.After == nil:
+		rows, err = s.pool.Query(ctx, listSQL, q.Limit)
+	case q.Tag == nil:
+		rows, err = s.pool.Query(ctx, listAfterSQL, q.Limit, *q.After)
+	case q.After == nil:
+		rows, err = s.pool.Query(ctx, listTagSQL, q.Limit, *q.Tag)
+	default:
+		rows, err = s.pool.Query(ctx, listTagAfterSQL, q.Limit, *q.Tag, *q.After)
+	}
+	if err != nil {
+		return nil, failed("list", err)
+	}
+	plants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (plant.Plant, error) {
+		var p plant.Plant
+		err := row.Scan(&p.ID, &p.Name, &p.Tag)
+		return p, err
+	})
+	if err != nil {
+		return nil, failed("list", err)
+	}
+	return plants, nil
+}
+
+// Delete implements plant.Store.
+func (s *Store) Delete(ctx context.Context, id int64) error {
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, deleteSQL, id)
+	if err != nil {
+		return failed("delete", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return plant.ErrNotFound
+	}
+	return nil
+}
+
+// Ping implements plant.Store: a round trip on a pooled connection, opening
+// one if needed. It fails while the database is unreachable.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	if err := s.pool.Ping(ctx); err != nil {
+		return failed("ping", err)
+	}
+	return nil
+}
+
+// Close closes the pool's connections, waiting for calls in flight.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}

@@ -1,0 +1,284 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+	"github.com/plantstore/plantstore/modules/plants/storetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var ctx = context.Background()
+
+// openStore opens a migrated store on url, closed when the test ends.
+func openStore(t testing.TB, cfg Config) *Store {
+	t.Helper()
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) plant.Store {
+		return openStore(t, Config{URL: pgtest.NewDatabase(t)})
+	})
+}
+
+// show runs a SHOW on one of the store's pooled sessions.
+func show(t *testing.T, s *Store, setting string) string {
+	t.Helper()
+	var v string
+	if err := s.pool.QueryRow(ctx, "SHOW "+setting).Scan(&v); err != nil {
+		t.Fatalf("SHOW %s: %v", setting, err)
+	}
+	return v
+}
+
+func TestSessionSettings(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openStore(t, Config{URL: url})
+	if got := show(t, s, "statement_timeout"); got != "5s" {
+		t.Errorf("default statement_timeout = %q, want 5s", got)
+	}
+	if got := show(t, s, "application_name"); got != "plantstore" {
+		t.Errorf("application_name = %q, want plantstore", got)
+	}
+	if got := s.pool.Config().MaxConns; got != DefaultMaxConns {
+		t.Errorf("default MaxConns = %d, want %d", got, DefaultMaxConns)
+	}
+	if got := s.pool.Config().ConnConfig.ConnectTimeout; got != DefaultConnectTimeout {
+		t.Errorf("default ConnectTimeout = %v, want %v", got, DefaultConnectTimeout)
+	}
+
+	// The configuration wins over the same settings in the URL; other URL
+	// parameters stay.
+	s = openStore(t, Config{
+		URL:              url + "&statement_timeout=1000&connect_timeout=1&application_name=replica-7",
+		MaxConns:         3,
+		ConnectTimeout:   2 * time.Second,
+		StatementTimeout: 1500 * time.Millisecond,
+	})
+	if got := show(t, s, "statement_timeout"); got != "1500ms" {
+		t.Errorf("statement_timeout = %q, want 1500ms", got)
+	}
+	if got := show(t, s, "application_name"); got != "replica-7" {
+		t.Errorf("application_name = %q, want the URL's replica-7", got)
+	}
+	if got := s.pool.Config().MaxConns; got != 3 {
+		t.Errorf("MaxConns = %d, want 3", got)
+	}
+	if got := s.pool.Config().ConnConfig.ConnectTimeout; got != 2*time.Second {
+		t.Errorf("ConnectTimeout = %v, want 2s", got)
+	}
+}
+
+// TestLibpqEnvironment: with an empty URL, the PG* variables say where the
+// database is, as they do for psql.
+func TestLibpqEnvironment(t *testing.T) {
+	c := pgtest.Shared(t)
+	cfg, err := pgx.ParseConfig(c.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGHOST", c.SocketDir())
+	t.Setenv("PGPORT", "5432")
+	t.Setenv("PGUSER", pgtest.Superuser)
+	t.Setenv("PGDATABASE", cfg.Database)
+	t.Setenv("PGSSLMODE", "disable")
+	s := openStore(t, Config{URL: ""})
+	var db string
+	if err := s.pool.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	if db != cfg.Database {
+		t.Fatalf("connected to %q, want PGDATABASE %q", db, cfg.Database)
+	}
+}
+
+func TestBadURL(t *testing.T) {
+	_, err := New(Config{URL: "postgres://user:secret@host:notaport/db"})
+	if err == nil {
+		t.Fatal("New accepted a URL with a bad port")
+	}
+	if msg := err.Error(); strings.Contains(msg, "secret") {
+		t.Fatalf("error %q shows the password", msg)
+	}
+}
+
+// assertUnavailable checks that every call of s fails with
+// plant.ErrUnavailable.
+func assertUnavailable(t *testing.T, s *Store) {
+	t.Helper()
+	tag := "t"
+	after := int64(1)
+	calls := map[string]func() error{
+		"Ping":   func() error { return s.Ping(ctx) },
+		"Create": func() error { return s.Create(ctx, plant.Plant{ID: 1, Name: "n"}) },
+		"Get":    func() error { _, err := s.Get(ctx, 1); return err },
+		"List":   func() error { _, err := s.List(ctx, plant.ListQuery{Limit: 10}); return err },
+		"ListTagAfter": func() error {
+			_, err := s.List(ctx, plant.ListQuery{Limit: 10, Tag: &tag, After: &after})
+			return err
+		},
+		"Delete":  func() error { return s.Delete(ctx, 1) },
+		"Migrate": func() error { return s.Migrate(ctx) },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, plant.ErrUnavailable) {
+			t.Errorf("%s = %v, want ErrUnavailable", name, err)
+		}
+	}
+}
+
+func TestNoServerIsUnavailable(t *testing.T) {
+	// A socket directory where no server listens, and a loopback port that
+	// refuses connections.
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := refused.Addr().String()
+	refused.Close()
+	for _, url := range []string{
+		"host=" + t.TempDir() + " user=postgres dbname=plants sslmode=disable",
+		"postgres://postgres@" + addr + "/plants?sslmode=disable",
+	} {
+		t.Run(url, func(t *testing.T) {
+			s, err := New(Config{URL: url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			assertUnavailable(t, s)
+		})
+	}
+}
+
+// TestSilentServerIsUnavailable: a server that accepts connections and
+// never answers (a hung host, a black-holed network) costs a call the
+// connect timeout, then the call fails as unavailable.
+func TestSilentServerIsUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn // accepted and never answered
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	s, err := New(Config{
+		URL:            "postgres://postgres@" + ln.Addr().String() + "/plants?sslmode=disable",
+		ConnectTimeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	assertUnavailable(t, s)
+}
+
+// TestStatementTimeoutIsUnavailable: a create that waits on a row another
+// transaction holds is cancelled by the server's statement_timeout and
+// reported as unavailable, not as a failure of the request.
+func TestStatementTimeoutIsUnavailable(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openStore(t, Config{URL: url, StatementTimeout: 200 * time.Millisecond})
+	holder, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO plants (id, name) VALUES (1, 'held')"); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Create(ctx, plant.Plant{ID: 1, Name: "waiting"})
+	if !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Create behind an uncommitted insert = %v, want ErrUnavailable", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The connection survived the cancelled statement.
+	if err := s.Create(ctx, plant.Plant{ID: 1, Name: "now"}); err != nil {
+		t.Fatalf("Create after the rollback = %v", err)
+	}
+}
+
+// TestStatementErrorIsNotUnavailable: an error in the statement itself
+// (here, text PostgreSQL cannot store) is not "retry later".
+func TestStatementErrorIsNotUnavailable(t *testing.T) {
+	s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
+	err := s.Create(ctx, plant.Plant{ID: 1, Name: "nul \x00 byte"})
+	if err == nil || errors.Is(err, plant.ErrUnavailable) || errors.Is(err, plant.ErrConflict) {
+		t.Fatalf("Create with a NUL byte = %v, want a plain error", err)
+	}
+}
+
+// TestRecoversWhenTheServerReturns: while the server is down every call is
+// unavailable; once it is back the same store serves again, without being
+// reopened.
+func TestRecoversWhenTheServerReturns(t *testing.T) {
+	c := pgtest.NewCluster(t)
+	s := openStore(t, Config{URL: c.NewDatabase(t), ConnectTimeout: time.Second})
+	want := plant.Plant{ID: 1, Name: "before", Tag: plant.StringPtr("t")}
+	if err := s.Create(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	assertUnavailable(t, s)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Pooled connections the server closed are found dead and replaced; a
+	// call may still meet one before the pool does.
+	var err error
+	for range 50 {
+		if err = s.Ping(ctx); err == nil {
+			break
+		}
+		if !errors.Is(err, plant.ErrUnavailable) {
+			t.Fatalf("Ping after restart = %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("Ping after restart, 50 tries = %v", err)
+	}
+	got, err := s.Get(ctx, 1)
+	if err != nil || !got.Equal(want) {
+		t.Fatalf("Get after restart = %+v, %v", got, err)
+	}
+	if err := s.Create(ctx, plant.Plant{ID: 2, Name: "after"}); err != nil {
+		t.Fatalf("Create after restart = %v", err)
+	}
+}
