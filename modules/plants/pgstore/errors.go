@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -17,10 +16,29 @@ import (
 // when the database could not be reached or could not serve the call right
 // now, so that the API answers 503 with Retry-After instead of 500.
 func failed(op string, err error) error {
-	if unavailable(err) {
-		return fmt.Errorf("%w: postgres: %s: %w", plant.ErrUnavailable, op, err)
+	return &callError{op: op, err: err, unavailable: unavailable(err)}
+}
+
+// callError is a failed store call.
+type callError struct {
+	op          string
+	err         error
+	unavailable bool
+}
+
+// Error is one line: pgx puts each address it tried on a line of its own,
+// and the program prints a start-up failure as one line.
+func (e *callError) Error() string {
+	return "postgres: " + e.op + ": " + oneLine.Replace(e.err.Error())
+}
+
+var oneLine = strings.NewReplacer(":\n\t", ": ", "\n\t", "; ", "\n", "; ")
+
+func (e *callError) Unwrap() []error {
+	if e.unavailable {
+		return []error{plant.ErrUnavailable, e.err}
 	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
+	return []error{e.err}
 }
 
 // unavailable reports whether err means "not now" rather than "never":

@@ -162,8 +162,8 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) error {
 			return failed("create", err)
 		}
 	}
-	return fmt.Errorf("%w: postgres: create %d: the id changed under %d concurrent writes in a row",
-		plant.ErrUnavailable, p.ID, createAttempts)
+	return &callError{op: "create", unavailable: true,
+		err: fmt.Errorf("plant %d changed under %d concurrent writes in a row", p.ID, createAttempts)}
 }
 
 // Get implements plant.Store.

@@ -1,0 +1,162 @@
+package main
+
+// The postgres store through the whole program, against real PostgreSQL
+// servers that internal/pgtest starts: the API on postgres, configuration
+// from libpq's PG* variables, and a start that fails at once when the
+// database cannot be reached.
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// TestMain removes the PostgreSQL cluster the tests shared.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// postgresConfig is a testConfig on the postgres store, on a fresh database
+// of the shared test cluster.
+func postgresConfig(t *testing.T) config {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.Plants.Store = plants.StorePostgres
+	cfg.Plants.PostgresURL = pgtest.NewDatabase(t)
+	return cfg
+}
+
+// openPostgres opens the store on url directly, to check what the program
+// left in the database.
+func openPostgres(t *testing.T, url string) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(context.Background(), pgstore.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestPostgresCreate(t *testing.T) {
+	cfg := postgresConfig(t)
+	s := startServer(t, cfg)
+	for body, want := range map[string]string{
+		`{"id":1,"name":"Monstera","tag":"tropical"}`:      `{"name":"Monstera","tag":"tropical"}`,
+		`{"id":-9223372036854775808,"name":""}`:            `{"name":""}`,
+		`{"id":9223372036854775807,"name":"max","tag":""}`: `{"name":"max","tag":""}`,
+	} {
+		r := s.post(t, body)
+		if r.Status != http.StatusOK || string(r.Body) != want {
+			t.Fatalf("POST %s = %d %s, want 200 %s", body, r.Status, r.Body, want)
+		}
+		if r = s.post(t, body); r.Status != http.StatusOK || string(r.Body) != want {
+			t.Fatalf("identical POST %s again = %d %s, want 200 %s", body, r.Status, r.Body, want)
+		}
+	}
+	assertError(t, s.post(t, `{"id":1,"name":"Monstera"}`), http.StatusConflict)
+	assertError(t, s.post(t, `{"id":1,"name":"Monstera","tag":"x"}`), http.StatusConflict)
+	assertError(t, s.post(t, `{"id":2,"name":"nul \u0000"}`), http.StatusBadRequest)
+
+	got, err := openPostgres(t, cfg.Plants.PostgresURL).Get(context.Background(), 1)
+	if want := (plant.Plant{ID: 1, Name: "Monstera", Tag: plant.StringPtr("tropical")}); err != nil || !got.Equal(want) {
+		t.Fatalf("stored plant 1 = %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// TestPostgresFromLibpqEnvironment: with no --postgres-url the binary finds
+// its database through PGHOST, PGUSER and PGDATABASE, as psql would.
+func TestPostgresFromLibpqEnvironment(t *testing.T) {
+	c := pgtest.Shared(t)
+	dbCfg, err := pgx.ParseConfig(c.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProcess(t, "PLANTSTORE_STORE=postgres", "PLANTSTORE_POSTGRES_URL=",
+		"PGHOST="+c.SocketDir(), "PGUSER="+pgtest.Superuser, "PGDATABASE="+dbCfg.Database, "PGSSLMODE=disable")
+	if status := getStatus(t, p.Admin+"/readyz"); status != http.StatusOK {
+		t.Fatalf("readyz = %d\n%s", status, p.Output())
+	}
+	if status, err := postPlant(http.DefaultClient, p.API, plant.Plant{ID: 5, Name: "env"}); err != nil || status != http.StatusOK {
+		t.Fatalf("POST = %d, %v\n%s", status, err, p.Output())
+	}
+}
+
+// TestPostgresUnreachableAtStart: a database that cannot be reached stops
+// the program at start, after the connect timeout, with one line on stderr
+// and exit code 2, so that Kubernetes restarts the pod with back-off and
+// shows why.
+func TestPostgresUnreachableAtStart(t *testing.T) {
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedAddr := refused.Addr().String()
+	refused.Close()
+	noServer := t.TempDir() // a socket directory where nothing listens
+	for where, url := range map[string]string{
+		noServer:    "postgres://postgres:s3cret@/plants?host=" + noServer,
+		refusedAddr: "postgres://postgres:s3cret@" + refusedAddr + "/plants", // pgx tries TLS, then plain
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, buildBinary(t))
+		cmd.Env = []string{
+			"PLANTSTORE_HTTP_ADDR=127.0.0.1:0",
+			"PLANTSTORE_ADMIN_ADDR=127.0.0.1:0",
+			"PLANTSTORE_TOKENS=" + testToken,
+			"PLANTSTORE_STORE=postgres",
+			"PLANTSTORE_POSTGRES_URL=" + url,
+			"PLANTSTORE_POSTGRES_CONNECT_TIMEOUT=1s",
+		}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 2 {
+			t.Fatalf("%s: exit code = %d (%v), want 2\nstderr: %s\nstdout: %s", where, code, err, stderr.String(), stdout.String())
+		}
+		line := stderr.String()
+		if strings.Count(line, "\n") != 1 || !strings.HasPrefix(line, "plantstore: postgres: migrate: failed to connect") ||
+			!strings.Contains(line, where) {
+			t.Fatalf("stderr = %q, want one line saying the migration could not connect to %s", line, where)
+		}
+		if strings.Contains(stderr.String()+stdout.String(), "s3cret") {
+			t.Fatal("the output shows the database password")
+		}
+	}
+}
+
+func getStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// getAdmin gets path from the admin listener.
+func getAdmin(t *testing.T, s *testServer, path string) response {
+	t.Helper()
+	resp, err := s.Client.Get(s.Admin + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+}
