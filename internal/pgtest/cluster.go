@@ -55,7 +55,6 @@ const unprivilegedUser = "nobody"
 var serverSettings = []string{
 	"listen_addresses = ''",
 	"max_connections = 300",
-	"shared_buffers = 64MB",
 	"log_min_error_statement = panic", // the tests provoke errors on purpose
 }
 
@@ -75,12 +74,12 @@ type Cluster struct {
 // cheaper.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
-	c, err := startCluster()
+	c, err := StartCluster()
 	if err != nil {
 		unavailable(t, err)
 	}
 	t.Cleanup(func() {
-		if err := c.destroy(); err != nil {
+		if err := c.Destroy(); err != nil {
 			t.Errorf("pgtest: %v", err)
 		}
 	})
@@ -101,8 +100,9 @@ func unavailable(t testing.TB, err error) {
 	t.Fatalf("pgtest: %v", err)
 }
 
-// startCluster runs initdb and starts the server.
-func startCluster() (c *Cluster, err error) {
+// StartCluster runs initdb and starts the server. The caller removes the
+// cluster with Destroy; tests use NewCluster or NewDatabase instead.
+func StartCluster() (c *Cluster, err error) {
 	binDir, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -177,8 +177,8 @@ func (c *Cluster) Stop() error {
 	return nil
 }
 
-// destroy stops the server if it runs and removes the cluster's directory.
-func (c *Cluster) destroy() error {
+// Destroy stops the server if it runs and removes the cluster's directory.
+func (c *Cluster) Destroy() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var errs []error
@@ -234,10 +234,9 @@ func (c *Cluster) SocketDir() string { return c.dir }
 // URL. The database is dropped when the test ends.
 func (c *Cluster) NewDatabase(t testing.TB) string {
 	t.Helper()
-	name := "test_" + strconv.FormatInt(c.dbs.Add(1), 10)
-	// template0: nothing a previous test put into template1 leaks in.
-	if err := c.exec("CREATE DATABASE " + name + " TEMPLATE template0"); err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
+	name, err := c.CreateDatabase()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
 		c.mu.Lock()
@@ -252,6 +251,17 @@ func (c *Cluster) NewDatabase(t testing.TB) string {
 		}
 	})
 	return c.URL(name)
+}
+
+// CreateDatabase creates an empty database with a new name and returns the
+// name.
+func (c *Cluster) CreateDatabase() (string, error) {
+	name := "test_" + strconv.FormatInt(c.dbs.Add(1), 10)
+	// template0: nothing a previous test put into template1 leaks in.
+	if err := c.exec("CREATE DATABASE " + name + " TEMPLATE template0"); err != nil {
+		return "", fmt.Errorf("create database: %w", err)
+	}
+	return name, nil
 }
 
 // exec runs one statement in the maintenance database.

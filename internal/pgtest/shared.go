@@ -23,7 +23,7 @@ func Main(m *testing.M) {
 	mainRunning = true
 	code := m.Run()
 	if shared != nil {
-		if err := shared.destroy(); err != nil {
+		if err := shared.Destroy(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 			code = max(code, 1)
 		}
@@ -39,7 +39,7 @@ func Shared(t testing.TB) *Cluster {
 	if !mainRunning {
 		t.Fatal("pgtest: the package's TestMain must call pgtest.Main(m), which removes the shared cluster after the tests")
 	}
-	sharedOnce.Do(func() { shared, sharedErr = startCluster() })
+	sharedOnce.Do(func() { shared, sharedErr = StartCluster() })
 	if sharedErr != nil {
 		unavailable(t, sharedErr)
 	}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -133,12 +134,17 @@ SELECT name = $2 AND tag IS NOT DISTINCT FROM $3 FROM plants WHERE id = $1`
 	getSQL    = `SELECT name, tag FROM plants WHERE id = $1`
 	deleteSQL = `DELETE FROM plants WHERE id = $1`
 
-	// One statement per filter, rather than one with "$n IS NULL OR ...":
-	// each keeps a plan that seeks the index to the cursor.
-	listSQL         = `SELECT id, name, tag FROM plants ORDER BY id LIMIT $1`
-	listAfterSQL    = `SELECT id, name, tag FROM plants WHERE id > $2 ORDER BY id LIMIT $1`
-	listTagSQL      = `SELECT id, name, tag FROM plants WHERE tag = $2 ORDER BY id LIMIT $1`
-	listTagAfterSQL = `SELECT id, name, tag FROM plants WHERE tag = $2 AND id > $3 ORDER BY id LIMIT $1`
+	// The two list statements seek an index to the cursor and read one
+	// page, whatever the table's size and the tag's frequency. The cursor
+	// is inclusive (the id after the last one seen), so the first page is
+	// the same statement from the smallest id.
+	listSQL = `SELECT id, name, tag FROM plants WHERE id >= $2 ORDER BY id LIMIT $1`
+	// The tag filter reads as "tag = $2 AND id >= $3", spelled as a row
+	// comparison on the (tag, id) index so that only that index can give
+	// the order: with "tag = $2" the planner may walk the primary key and
+	// filter, which for a rare tag reads the whole table. (PostgreSQL's text
+	// comparison breaks ties bytewise, so <= and >= together mean equal.)
+	listTagSQL = `SELECT id, name, tag FROM plants WHERE (tag, id) >= ($2, $3) AND tag <= $2 ORDER BY tag, id LIMIT $1`
 )
 
 // createAttempts bounds the retries of a create that met a row committed
@@ -181,23 +187,25 @@ func (s *Store) Get(ctx context.Context, id int64) (plant.Plant, error) {
 	return p, nil
 }
 
-// List implements plant.Store with keyset paging: the primary key (or the
-// (tag, id) index) is sought to the cursor, so a deep page costs what the
-// first one does.
+// List implements plant.Store with keyset paging: the primary key, or the
+// (tag, id) index for a tag, is sought to the cursor, so a deep page costs
+// what the first one does.
 func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
+	from := int64(math.MinInt64)
+	if q.After != nil {
+		if *q.After == math.MaxInt64 {
+			return []plant.Plant{}, nil // nothing comes after the largest id
+		}
+		from = *q.After + 1
+	}
 	var rows pgx.Rows
 	var err error
-	switch {
-	case q.Tag == nil && q.After == nil:
-		rows, err = s.pool.Query(ctx, listSQL, q.Limit)
-	case q.Tag == nil:
-		rows, err = s.pool.Query(ctx, listAfterSQL, q.Limit, *q.After)
-	case q.After == nil:
-		rows, err = s.pool.Query(ctx, listTagSQL, q.Limit, *q.Tag)
-	default:
-		rows, err = s.pool.Query(ctx, listTagAfterSQL, q.Limit, *q.Tag, *q.After)
+	if q.Tag == nil {
+		rows, err = s.pool.Query(ctx, listSQL, q.Limit, from)
+	} else {
+		rows, err = s.pool.Query(ctx, listTagSQL, q.Limit, *q.Tag, from)
 	}
 	if err != nil {
 		return nil, failed("list", err)

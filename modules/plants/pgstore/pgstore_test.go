@@ -282,3 +282,62 @@ func TestRecoversWhenTheServerReturns(t *testing.T) {
 		t.Fatalf("Create after restart = %v", err)
 	}
 }
+
+// TestListPlansSeekAnIndex: on a table large enough for the planner to
+// care, both list statements read an index from the cursor on, with no
+// filter, even for a tag that is rare or absent past the cursor. The
+// generic plan, which a prepared statement may settle on after a few
+// executions, must not sort either: it cannot know how many rows a tag has.
+func TestListPlansSeekAnIndex(t *testing.T) {
+	s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
+	if _, err := s.pool.Exec(ctx, `INSERT INTO plants
+SELECT i, 'p', CASE WHEN i % 10000 = 0 THEN 'rare' WHEN i < 10000 THEN 'old' WHEN i % 2 = 0 THEN 'common' END
+FROM generate_series(1, 50000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE plants"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	explain := func(sql string) string {
+		rows, _ := conn.Query(ctx, sql)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return strings.Join(lines, "\n")
+	}
+	for _, stmt := range []string{
+		"PREPARE list(int, bigint) AS " + listSQL,
+		"PREPARE list_tag(int, text, bigint) AS " + listTagSQL,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer conn.Exec(ctx, "DEALLOCATE ALL; RESET plan_cache_mode")
+	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
+		if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ execute, index string }{
+			{"list(100, -9223372036854775808)", "plants_pkey"},
+			{"list(100, 40000)", "plants_pkey"},
+			{"list_tag(100, 'rare', -9223372036854775808)", "plants_tag_id"},
+			{"list_tag(100, 'common', 40000)", "plants_tag_id"},
+			{"list_tag(100, 'old', 20000)", "plants_tag_id"},
+			{"list_tag(100, 'absent', 0)", "plants_tag_id"},
+		} {
+			plan := explain("EXPLAIN (COSTS OFF) EXECUTE " + c.execute)
+			if !strings.Contains(plan, "Index Scan using "+c.index) && !strings.Contains(plan, "Bitmap Index Scan on "+c.index) ||
+				strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Filter") ||
+				(mode == "force_generic_plan" && strings.Contains(plan, "Sort")) {
+				t.Errorf("%s, %s: the plan does not seek %s:\n%s", mode, c.execute, c.index, plan)
+			}
+		}
+	}
+}

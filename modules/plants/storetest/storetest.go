@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
 		{"GetMissing", testGetMissing},
 		{"ListOrderAndPaging", testListOrderAndPaging},
 		{"ListTagFilter", testListTagFilter},
+		{"ListTagFilterNeighbours", testListTagFilterNeighbours},
 		{"Delete", testDelete},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"ConcurrentCreatesOfOneID", testConcurrentCreatesOfOneID},
@@ -213,6 +214,33 @@ func testListTagFilter(t *testing.T, s plant.Store) {
 	got, err = s.List(ctx, plant.ListQuery{Tag: &empty, Limit: 10})
 	if err != nil || !equalIDs(ids(got), []int64{1, 4, 7, 10}) {
 		t.Fatalf("List(tag \"\") = %v, %v; want [1 4 7 10]", ids(got), err)
+	}
+}
+
+// testListTagFilterNeighbours: tags that sort right next to the one asked
+// for, or share its prefix, stay out of its pages, at every cursor.
+func testListTagFilterNeighbours(t *testing.T, s plant.Store) {
+	tags := []string{"fern", "fer", "fern ", "ferN", "ferm", "fern\u00e9", "fernz", "Fern", ""}
+	for i, tag := range tags {
+		for j := range int64(3) {
+			id := j*100 - int64(i) // interleaved ids, negatives included
+			mustCreate(t, s, plant.Plant{ID: id, Name: "p", Tag: plant.StringPtr(tag)})
+		}
+	}
+	mustCreate(t, s, plant.Plant{ID: 1000, Name: "untagged"})
+	for i, tag := range tags {
+		want := []int64{-int64(i), 100 - int64(i), 200 - int64(i)}
+		got, err := s.List(ctx, plant.ListQuery{Tag: &tag, Limit: 10})
+		if err != nil || !equalIDs(ids(got), want) {
+			t.Fatalf("List(tag %q) = %v, %v; want %v", tag, ids(got), err, want)
+		}
+		for k, after := range []int64{math.MinInt64, want[0] - 1, want[0], want[1], want[2], math.MaxInt64} {
+			rest := want[min(max(k-1, 0), 3):]
+			got, err := s.List(ctx, plant.ListQuery{Tag: &tag, After: &after, Limit: 10})
+			if err != nil || !equalIDs(ids(got), rest) {
+				t.Fatalf("List(tag %q, after %d) = %v, %v; want %v", tag, after, ids(got), err, rest)
+			}
+		}
 	}
 }
 

@@ -1,0 +1,79 @@
+package pgstore
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// BenchmarkListDeepPage lists a page of 100 from one million plants: the
+// first page against the page after the 900,000th id, without and with the
+// tag filter, and the ten plants of a rare tag. Keyset paging seeks the
+// index to the cursor, so the deep page should cost what the first one does
+// and a rare tag no more than a common one.
+//
+//	go test -run '^$' -bench ListDeepPage ./modules/plants/pgstore
+func BenchmarkListDeepPage(b *testing.B) {
+	const plants, pageSize = 1_000_000, 100
+	// The minute is for loading the million plants.
+	s := openStore(b, Config{URL: pgtest.NewDatabase(b), StatementTimeout: time.Minute})
+	// Ids 1..1,000,000; every tenth plant is a fern, every 100,000th rare,
+	// the rest have no tag or another one.
+	fern, other, rare := "fern", "other", "rare"
+	i := 0
+	n, err := s.pool.CopyFrom(ctx, pgx.Identifier{"plants"}, []string{"id", "name", "tag"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if i == plants {
+				return nil, nil
+			}
+			i++
+			var tag *string
+			switch {
+			case i%100_000 == 0:
+				tag = &rare
+			case i%10 == 0:
+				tag = &fern
+			case i%2 == 0:
+				tag = &other
+			}
+			return []any{int64(i), "plant " + strconv.Itoa(i), tag}, nil
+		}))
+	if err != nil || n != plants {
+		b.Fatalf("COPY: %d rows, %v", n, err)
+	}
+	if _, err := s.pool.Exec(ctx, "VACUUM ANALYZE plants"); err != nil {
+		b.Fatal(err)
+	}
+
+	deep := int64(900_000)
+	for _, c := range []struct {
+		name      string
+		q         plant.ListQuery
+		wantLen   int
+		wantFirst int64
+	}{
+		{"first", plant.ListQuery{Limit: pageSize}, pageSize, 1},
+		{"after900000", plant.ListQuery{After: &deep, Limit: pageSize}, pageSize, 900_001},
+		{"tag/first", plant.ListQuery{Tag: &fern, Limit: pageSize}, pageSize, 10},
+		{"tag/after900000", plant.ListQuery{Tag: &fern, After: &deep, Limit: pageSize}, pageSize, 900_010},
+		{"raretag/first", plant.ListQuery{Tag: &rare, Limit: pageSize}, 10, 100_000},
+		{"raretag/after900000", plant.ListQuery{Tag: &rare, After: &deep, Limit: pageSize}, 1, 1_000_000},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				page, err := s.List(ctx, c.q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(page) != c.wantLen || page[0].ID != c.wantFirst {
+					b.Fatalf("page of %d, want %d from %d", len(page), c.wantLen, c.wantFirst)
+				}
+			}
+		})
+	}
+}
