@@ -27,7 +27,7 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMaxConns         = 32
+	DefaultMaxConns         = 16
 	DefaultConnectTimeout   = 5 * time.Second
 	DefaultStatementTimeout = 5 * time.Second
 )
@@ -116,20 +116,17 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // The statements, one round trip each. pgx prepares each one once per
 // connection and then only binds and executes it.
 const (
-	// createSQL inserts the plant unless its id is taken and answers one row
-	// telling whether the stored plant is the one asked for: true for a new
-	// insert or an identical plant already there, false for a different
-	// one. The comparison reads the statement's snapshot, which cannot see
-	// a row committed by a concurrent create after the statement began; then
-	// the insert does nothing and no row comes back, and Create asks again.
-	createSQL = `WITH inserted AS (
-    INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING true AS same
-)
-SELECT same FROM inserted
-UNION ALL
-SELECT name = $2 AND tag IS NOT DISTINCT FROM $3 FROM plants WHERE id = $1`
+	// createSQL inserts the plant, or finds the stored one under its id
+	// identical and then rewrites it unchanged, or finds it different and
+	// does nothing: one row affected means "stored", none means "conflict".
+	// ON CONFLICT DO UPDATE, unlike DO NOTHING followed by a read, locks and
+	// compares the latest committed version of the row, so a create racing
+	// another create of its id needs no second look. The price is that an
+	// identical retry writes a new version of the row (a HOT update, with
+	// the same content).
+	createSQL = `INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
+ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
+WHERE plants.name = EXCLUDED.name AND plants.tag IS NOT DISTINCT FROM EXCLUDED.tag`
 
 	getSQL    = `SELECT name, tag FROM plants WHERE id = $1`
 	deleteSQL = `DELETE FROM plants WHERE id = $1`
@@ -147,29 +144,19 @@ SELECT name = $2 AND tag IS NOT DISTINCT FROM $3 FROM plants WHERE id = $1`
 	listTagSQL = `SELECT id, name, tag FROM plants WHERE (tag, id) >= ($2, $3) AND tag <= $2 ORDER BY tag, id LIMIT $1`
 )
 
-// createAttempts bounds the retries of a create that met a row committed
-// under its feet; each retry is a new statement with a fresh snapshot.
-const createAttempts = 3
-
 // Create implements plant.Store: nil once the plant is committed, or if an
 // identical plant was there; plant.ErrConflict if a different one was.
 func (s *Store) Create(ctx context.Context, p plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	for range createAttempts {
-		var same bool
-		err := s.pool.QueryRow(ctx, createSQL, p.ID, p.Name, p.Tag).Scan(&same)
-		switch {
-		case err == nil && same:
-			return nil
-		case err == nil:
-			return plant.ErrConflict
-		case !errors.Is(err, pgx.ErrNoRows):
-			return failed("create", err)
-		}
+	tag, err := s.pool.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
+	if err != nil {
+		return failed("create", err)
 	}
-	return &callError{op: "create", unavailable: true,
-		err: fmt.Errorf("plant %d changed under %d concurrent writes in a row", p.ID, createAttempts)}
+	if tag.RowsAffected() == 0 {
+		return plant.ErrConflict
+	}
+	return nil
 }
 
 // Get implements plant.Store.
