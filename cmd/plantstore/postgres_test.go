@@ -26,14 +26,43 @@ import (
 // TestMain removes the PostgreSQL cluster the tests shared.
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// postgresConfig is a testConfig on the postgres store, on a fresh database
-// of the shared test cluster.
+// The black-box API tests that run on every store (forEachStore) run on
+// postgres too, each on a fresh database of the shared test cluster.
+func init() {
+	testStores[plants.StorePostgres] = func(t *testing.T, cfg *config) {
+		cfg.Plants.Store = plants.StorePostgres
+		cfg.Plants.PostgresURL = pgtest.NewDatabase(t)
+	}
+}
+
+// postgresConfig is a testConfig on the postgres store, on a fresh database.
 func postgresConfig(t *testing.T) config {
 	t.Helper()
-	cfg := testConfig(t)
-	cfg.Plants.Store = plants.StorePostgres
-	cfg.Plants.PostgresURL = pgtest.NewDatabase(t)
-	return cfg
+	return storeConfig(t, plants.StorePostgres)
+}
+
+// TestPostgresAPI runs the black-box suites of the other operations on
+// postgres.
+func TestPostgresAPI(t *testing.T) {
+	for name, suite := range map[string]func(*testing.T, config){
+		"List":            testListPlants,
+		"Get":             testGetPlant,
+		"Delete":          testDeletePlant,
+		"WalkInterleaved": testWalkInterleaved,
+		"WalkConcurrent":  testWalkConcurrent,
+	} {
+		t.Run(name, func(t *testing.T) { suite(t, postgresConfig(t)) })
+	}
+}
+
+// TestPostgresNeedsNoURL: --store postgres without --postgres-url is a
+// valid configuration; libpq's PG* variables and defaults fill it in.
+func TestPostgresNeedsNoURL(t *testing.T) {
+	clearEnv(t)
+	cfg, err := parseConfig([]string{"--tokens=a", "--store=postgres"}, io.Discard)
+	if err != nil || cfg.Plants.Store != plants.StorePostgres || cfg.Plants.PostgresURL != "" {
+		t.Fatalf("parseConfig = %+v, %v", cfg.Plants, err)
+	}
 }
 
 // openPostgres opens the store on url directly, to check what the program
