@@ -2,7 +2,8 @@
 # bench.sh: the postgres store's create path against pgbench running the
 # same single-row INSERT at the same concurrency on the same server. Rounds
 # alternate between the two so that a noisy machine weighs on both alike;
-# read the median ratio, not the absolute figures.
+# read the median ratio, not the absolute figures. floor_rps is compare.sh's
+# bare net/http server with a map: what HTTP alone allows on this machine.
 #
 # usage (from the project root; pgcluster starts and removes the server):
 #   go run ./tools/pgcluster -migrate -- tools/pgcluster/bench.sh [rounds] [connections] [seconds]
@@ -21,7 +22,7 @@ ports_free() { ! ss -ltn | awk '{print $4}' | grep -qE ':(18081|18082|19092)$'; 
 pgbench_cmd=(pgbench -n -c "$conns" -j 2 -T "$secs" -M prepared -f "$here/insert.sql")
 echo "pgbench command: ${pgbench_cmd[*]}"
 echo "compare command: PLANTSTORE_POSTGRES_MAX_CONNS=$PLANTSTORE_POSTGRES_MAX_CONNS $compare postgres $conns $secs 1"
-printf '%-6s %12s %12s %9s\n' round pgbench_tps store_rps ratio
+printf '%-6s %12s %12s %9s %12s\n' round pgbench_tps store_rps ratio floor_rps
 ratios=()
 for i in $(seq "$rounds"); do
   psql -qc 'TRUNCATE plants'
@@ -34,9 +35,9 @@ for i in $(seq "$rounds"); do
     echo "round $i not counted: $(grep warning <<<"$out")"
     continue
   fi
-  rps=$(awk '$1 == "1" {print $4}' <<<"$out")
+  read -r floor rps < <(awk '$1 == "1" {print $2, $4}' <<<"$out")
   ratio=$(awk -v a="$rps" -v b="$tps" 'BEGIN {printf "%.3f", a / b}')
   ratios+=("$ratio")
-  printf '%-6s %12.0f %12.0f %9s\n' "$i" "$tps" "$rps" "$ratio"
+  printf '%-6s %12.0f %12.0f %9s %12.0f\n' "$i" "$tps" "$rps" "$ratio" "$floor"
 done
 ((${#ratios[@]})) && echo "median ratio: $(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')"
