@@ -194,7 +194,11 @@ func (c *Cluster) Destroy() error {
 // run runs one of the PostgreSQL programs as the server's user. A failure
 // carries the program's output and the end of the server log.
 func (c *Cluster) run(program string, args ...string) error {
-	cmd := exec.Command(filepath.Join(c.binDir, program), args...)
+	// A bound for a program that hangs; pg_ctl waits at most --timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	//nolint:gosec // G204: the PostgreSQL programs, with arguments of our own
+	cmd := exec.CommandContext(ctx, filepath.Join(c.binDir, program), args...)
 	cmd.Dir = c.dir // the user's cwd may not be readable by the server's user
 	cmd.Env = []string{"PATH=" + c.binDir + ":/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
 	if c.cred != nil {

@@ -7,7 +7,6 @@ package plants
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,7 +65,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle) (plant.Store, error) {
 	case StorePostgres:
 		pg, err := pgstore.New(pgstore.Config{
 			URL:              cfg.PostgresURL,
-			MaxConns:         int32(min(cfg.PostgresMaxConns, math.MaxInt32)),
+			MaxConns:         cfg.PostgresMaxConns,
 			ConnectTimeout:   cfg.PostgresConnectTimeout,
 			StatementTimeout: cfg.PostgresStatementTimeout,
 		})

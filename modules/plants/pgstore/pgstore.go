@@ -40,7 +40,7 @@ type Config struct {
 	// then libpq's defaults, so "" configures everything from PG*.
 	URL string
 	// MaxConns is the pool size: the most statements in flight at once.
-	MaxConns int32
+	MaxConns int
 	// ConnectTimeout bounds opening one connection. It wins over the URL's
 	// connect_timeout and PGCONNECT_TIMEOUT.
 	ConnectTimeout time.Duration
@@ -72,13 +72,16 @@ func New(cfg Config) (*Store, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	if cfg.MaxConns > math.MaxInt32 {
+		return nil, fmt.Errorf("postgres: a pool of %d connections is more than pgx allows", cfg.MaxConns)
+	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	if cfg.StatementTimeout <= 0 {
 		cfg.StatementTimeout = DefaultStatementTimeout
 	}
-	pc.MaxConns = cfg.MaxConns
+	pc.MaxConns = int32(cfg.MaxConns) //nolint:gosec // G115: checked against math.MaxInt32 above
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
 	params := pc.ConnConfig.RuntimeParams
 	if params["application_name"] == "" {
@@ -107,7 +110,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if err := s.Migrate(ctx); err != nil {
-		s.Close()
+		_ = s.Close() // the pool has nothing to flush; the migration's error is the news
 		return nil, err
 	}
 	return s, nil

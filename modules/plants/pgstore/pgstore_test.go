@@ -319,7 +319,7 @@ FROM generate_series(1, 50000) i`); err != nil {
 			t.Fatal(err)
 		}
 	}
-	defer conn.Exec(ctx, "DEALLOCATE ALL; RESET plan_cache_mode")
+	defer func() { _, _ = conn.Exec(ctx, "DEALLOCATE ALL; RESET plan_cache_mode") }()
 	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
 		if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
 			t.Fatal(err)
