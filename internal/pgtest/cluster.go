@@ -133,7 +133,8 @@ func StartCluster() (c *Cluster, err error) {
 		"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
 		return nil, err
 	}
-	conf := strings.Join(append(serverSettings, "unix_socket_directories = '"+dir+"'", "port = "+strconv.Itoa(port)), "\n")
+	conf := strings.Join(slices.Concat(serverSettings,
+		[]string{"unix_socket_directories = '" + dir + "'", "port = " + strconv.Itoa(port)}), "\n")
 	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
