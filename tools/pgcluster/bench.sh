@@ -30,9 +30,9 @@ for i in $(seq "$rounds"); do
   psql -qc 'TRUNCATE plants'
   for _ in $(seq 600); do ports_free && break; sleep 1; done
   ports_free || { echo "bench.sh: ports 18081, 18082, 19092 stay busy: another compare.sh is running"; exit 1; }
-  out=$("$compare" postgres "$conns" "$secs" 1)
-  if grep -q warning <<<"$out"; then
-    echo "round $i not counted: $(grep warning <<<"$out")"
+  out=$("$compare" postgres "$conns" "$secs" 1 2>&1)
+  if grep -qE 'warning|address already in use' <<<"$out"; then
+    echo "round $i not counted: $(grep -E 'warning|address already in use' <<<"$out" | head -1)"
     continue
   fi
   read -r floor rps < <(awk '$1 == "1" {print $2, $4}' <<<"$out")
