@@ -11,6 +11,7 @@ import (
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 	"github.com/plantstore/plantstore/modules/plants/plant"
+	"github.com/plantstore/plantstore/modules/telemetry"
 )
 
 // DefaultMaxBodyBytes is the default request body limit, 1 MiB.
@@ -62,11 +63,18 @@ func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error,
 	case errors.Is(err, plant.ErrNotFound):
 		httperr.Write(w, http.StatusNotFound, "plant "+strconv.FormatInt(id, 10)+" not found")
 	case errors.Is(err, plant.ErrUnavailable):
-		h.log.Warn("store unavailable", zap.Error(err), zap.String("route", httpserver.RouteTemplate(r.Context())))
+		h.log.Warn("store unavailable", requestFields(r, err)...)
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 		httperr.Write(w, http.StatusServiceUnavailable, "the plant store is unavailable; retry later")
 	default:
-		h.log.Error("store failed", zap.Error(err), zap.String("route", httpserver.RouteTemplate(r.Context())))
+		h.log.Error("store failed", requestFields(r, err)...)
 		httperr.Write(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// requestFields tie a log line to its request: the error, the route, and the
+// request id and trace id that find it in the access log and the traces.
+func requestFields(r *http.Request, err error) []zap.Field {
+	return append(telemetry.RequestFields(r.Context()),
+		zap.Error(err), zap.String("route", httpserver.RouteTemplate(r.Context())))
 }

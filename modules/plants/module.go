@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -44,6 +45,7 @@ const (
 // the store's readiness check.
 var Module = fx.Module("plants",
 	fx.Provide(
+		NewStoreMetrics,
 		OpenStore,
 		func(cfg Config, store plant.Store, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
 			return NewHandlers(store, cfg.MaxBodyBytes, reg, log)
@@ -55,9 +57,9 @@ var Module = fx.Module("plants",
 	),
 )
 
-// OpenStore opens the store cfg names and closes it when the app stops,
-// after the listeners have drained.
-func OpenStore(cfg Config, lc fx.Lifecycle) (plant.Store, error) {
+// OpenStore opens the store cfg names, instrumented (metrics, child spans),
+// and closes it when the app stops, after the listeners have drained.
+func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.TracerProvider) (plant.Store, error) {
 	var store plant.Store
 	switch cfg.Store {
 	case StoreMemory:
@@ -81,5 +83,5 @@ func OpenStore(cfg Config, lc fx.Lifecycle) (plant.Store, error) {
 		return nil, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}
 	lc.Append(fx.StopHook(func(context.Context) error { return store.Close() }))
-	return store, nil
+	return metrics.Instrument(store, cfg.Store, tp), nil
 }

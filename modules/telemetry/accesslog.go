@@ -3,27 +3,50 @@ package telemetry
 import (
 	"net/http"
 
-	"github.com/felixge/httpsnoop"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
 // AccessLog writes one info line per API request: method, route template,
-// status, duration, response bytes. It never logs headers, so neither the
+// status, duration, response bytes, request id, and the trace and span ids
+// when the request is traced. It takes the request id from X-Request-ID
+// when the client sent a usable one, generates one otherwise, and echoes it
+// in the response. It logs no other header and no path, so neither the
 // Authorization header nor a token can reach the log.
 func AccessLog(log *zap.Logger) httpserver.Middleware {
 	log = log.Named("access")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			m := httpsnoop.CaptureMetrics(next, w, r)
-			log.Info("request",
-				zap.String("method", r.Method),
-				zap.String("route", httpserver.RouteTemplate(r.Context())),
-				zap.Int("status", m.Code),
-				zap.Duration("duration", m.Duration),
-				zap.Int64("bytes", m.Written),
-			)
+			w, r, ex := captureExchange(w, r)
+			ex.requestID = requestID(r.Header.Get(RequestIDHeader))
+			w.Header()[RequestIDHeader] = []string{ex.requestID}
+			served := false
+			defer func() {
+				if !served {
+					ex.panicked()
+				}
+				if ce := log.Check(zapcore.InfoLevel, "request"); ce != nil {
+					ce.Write(accessFields(r, ex)...)
+				}
+			}()
+			next.ServeHTTP(w, r)
+			served = true
 		})
 	}
+}
+
+func accessFields(r *http.Request, ex *exchange) []zap.Field {
+	fields := make([]zap.Field, 0, 9)
+	fields = append(fields,
+		zap.String("method", methodLabel(r.Method)), // bounded: a client can send any token
+		zap.String("route", httpserver.RouteTemplate(r.Context())),
+		zap.Int("status", ex.status),
+		zap.Duration("duration", ex.elapsed()),
+		zap.Int64("bytes", ex.bytes),
+		zap.String("request_id", ex.requestID),
+	)
+	return appendTraceFields(fields, trace.SpanContextFromContext(r.Context()))
 }

@@ -6,10 +6,13 @@ package telemetry
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
 // Config is the telemetry part of the program's configuration. Tracing is
@@ -40,4 +43,18 @@ func NewLogger(cfg Config) (*zap.Logger, zap.AtomicLevel, error) {
 	}
 	core := zapcore.NewCore(enc, zapcore.Lock(os.Stdout), level)
 	return zap.New(core, zap.ErrorOutput(zapcore.Lock(os.Stderr))), level, nil
+}
+
+// LogLevelPath is the admin path that reads (GET) and changes (PUT) the log
+// level at run time: curl -X PUT -d level=debug admin:9090/loglevel (or a
+// JSON body {"level":"debug"} sent as application/json).
+const LogLevelPath = "/loglevel"
+
+// LogLevelRoutes serve the level on the admin listener; zap's AtomicLevel
+// answers both methods and accepts JSON or a form value.
+func LogLevelRoutes(level zap.AtomicLevel) []httpserver.Route {
+	return []httpserver.Route{
+		{Method: http.MethodGet, Path: LogLevelPath, Handler: level},
+		{Method: http.MethodPut, Path: LogLevelPath, Handler: level},
+	}
 }

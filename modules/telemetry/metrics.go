@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/felixge/httpsnoop"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plantstore/plantstore/internal/buildinfo"
 	httpserver "github.com/plantstore/plantstore/modules/http"
@@ -69,17 +69,50 @@ func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
 }
 
 // Middleware observes each request's duration under its route template,
-// never the raw path, so that clients cannot grow the series count.
+// never the raw path, so that clients cannot grow the series count. A
+// request inside a sampled trace leaves its trace id as an exemplar, which
+// links a slow bucket to a trace that shows why.
 func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
-		// httpsnoop captures the status without hiding the writer's optional
-		// interfaces (Flusher, Hijacker, ReaderFrom), unlike a hand-written wrapper.
-		snoop := httpsnoop.CaptureMetrics(next, w, r)
-		m.duration.WithLabelValues(methodLabel(r.Method), httpserver.RouteTemplate(r.Context()), strconv.Itoa(snoop.Code)).
-			Observe(snoop.Duration.Seconds())
+		w, r, ex := captureExchange(w, r)
+		served := false
+		defer func() {
+			if !served { // a panic on its way to the recover middleware
+				ex.panicked()
+			}
+			m.observe(r, ex)
+		}()
+		next.ServeHTTP(w, r)
+		served = true
 	})
+}
+
+func (m *HTTPMetrics) observe(r *http.Request, ex *exchange) {
+	obs := m.duration.WithLabelValues(methodLabel(r.Method), httpserver.RouteTemplate(r.Context()), codeLabel(ex.status))
+	seconds := ex.elapsed().Seconds()
+	if sc := trace.SpanContextFromContext(r.Context()); sc.IsSampled() {
+		obs.(prometheus.ExemplarObserver).ObserveWithExemplar(seconds, prometheus.Labels{"trace_id": sc.TraceID().String()})
+		return
+	}
+	obs.Observe(seconds)
+}
+
+// codeLabels holds the status code labels, so that labelling a request
+// allocates nothing.
+var codeLabels = func() (labels [600]string) {
+	for code := range labels {
+		labels[code] = strconv.Itoa(code)
+	}
+	return labels
+}()
+
+func codeLabel(code int) string {
+	if code >= 0 && code < len(codeLabels) {
+		return codeLabels[code]
+	}
+	return strconv.Itoa(code)
 }
 
 // methodLabel keeps the method label bounded: a client can send any token

@@ -1,13 +1,165 @@
 package telemetry
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"strings"
 
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/internal/buildinfo"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
-// NewTracing returns the API chain's tracing middleware.
-// TODO(issue 5): OpenTelemetry server spans; until then tracing is off.
-func NewTracing() httpserver.Middleware {
-	return func(next http.Handler) http.Handler { return next }
+// Tracing is the service's OpenTelemetry tracer provider and the API
+// chain's server-span middleware. It is configured only by the standard
+// OTEL_* environment variables (OTEL_EXPORTER_OTLP_*, OTEL_TRACES_SAMPLER,
+// OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME, OTEL_BSP_*), read by the
+// OpenTelemetry SDK and exporters themselves, and it is off unless they ask
+// for an exporter: see TracingEnabled.
+type Tracing struct {
+	provider   trace.TracerProvider
+	sdk        *sdktrace.TracerProvider // nil when tracing is off
+	propagator propagation.TextMapPropagator
+}
+
+// TracingEnabled reports whether the environment asks for traces:
+// OTEL_TRACES_EXPORTER names an exporter other than "none", or, when it is
+// unset, an OTLP endpoint is set. OTEL_SDK_DISABLED=true keeps tracing off
+// whatever else is set.
+func TracingEnabled(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	if exporter := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exporter != "" {
+		return exporter != "none"
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// NewTracing builds the tracer provider the environment asks for. Off, it
+// is OpenTelemetry's no-op provider and the middleware is the identity, so
+// tracing costs nothing. On, spans go through a batch processor to the
+// exporter that OTEL_TRACES_EXPORTER names (default otlp), over the
+// protocol OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL names (http/protobuf or
+// grpc). A value the SDK refuses is an error, so that the program stops at
+// start rather than run without the traces it was asked for.
+func NewTracing(ctx context.Context, log *zap.Logger) (*Tracing, error) {
+	t := &Tracing{
+		provider:   tracenoop.NewTracerProvider(),
+		propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	}
+	if !TracingEnabled(os.Getenv) {
+		return t, nil
+	}
+	// Export failures (a collector that is down, say) are reported through
+	// OpenTelemetry's process-wide handler; send them to our log.
+	otelLog := log.Named("otel")
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { otelLog.Warn("opentelemetry error", zap.Error(err)) }))
+
+	exporter, err := autoexport.NewSpanExporter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(semconv.ServiceName("plantstore"), semconv.ServiceVersion(buildinfo.Get().Version)),
+		resource.WithTelemetrySDK(),
+		resource.WithHost(),
+		resource.WithFromEnv(), // last, so OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
+	)
+	if err != nil {
+		_ = exporter.Shutdown(ctx)
+		return nil, fmt.Errorf("tracing: resource: %w", err)
+	}
+	// The sampler comes from OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG
+	// (default: parentbased_always_on), read by the SDK.
+	t.use(sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)))
+	log.Info("tracing enabled", zap.String("service", serviceName(res)))
+	return t, nil
+}
+
+// use turns tracing on with provider.
+func (t *Tracing) use(provider *sdktrace.TracerProvider) {
+	t.sdk, t.provider = provider, provider
+}
+
+func serviceName(res *resource.Resource) string {
+	v, _ := res.Set().Value(semconv.ServiceNameKey)
+	return v.AsString()
+}
+
+// Enabled reports whether spans are recorded and exported.
+func (t *Tracing) Enabled() bool { return t.sdk != nil }
+
+// TracerProvider is the provider for the service's own spans (the store's
+// child spans, a database driver's query spans): no-op when tracing is off.
+func (t *Tracing) TracerProvider() trace.TracerProvider { return t.provider }
+
+// Propagator reads and writes W3C trace context and baggage.
+func (t *Tracing) Propagator() propagation.TextMapPropagator { return t.propagator }
+
+// Shutdown exports the spans still queued and stops the exporter. Run it
+// after the listeners have drained, so that the last requests' spans go out.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if t.sdk == nil {
+		return nil
+	}
+	if err := t.sdk.Shutdown(ctx); err != nil {
+		return fmt.Errorf("tracing: flush on shutdown: %w", err)
+	}
+	return nil
+}
+
+// Middleware starts one server span per request, continuing the trace of an
+// incoming traceparent header, named after the route template ("POST
+// /plants") and carrying the HTTP semantic-convention attributes. With
+// tracing off it returns next itself.
+func (t *Tracing) Middleware(next http.Handler) http.Handler {
+	if !t.Enabled() {
+		return next
+	}
+	traced := otelhttp.NewHandler(next, "",
+		otelhttp.WithTracerProvider(t.provider),
+		otelhttp.WithPropagators(t.propagator),
+		otelhttp.WithSpanNameFormatter(spanName),
+		// The Prometheus histogram measures requests already; otelhttp's own
+		// metrics would be computed only to be dropped.
+		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// otelhttp takes http.route from the request's pattern, which only
+		// net/http's ServeMux sets; give it the template the router matched,
+		// so that the attribute is there from the span's start.
+		if route := httpserver.RouteTemplate(r.Context()); route != httpserver.UnmatchedRoute && r.Pattern == "" {
+			r = r.WithContext(r.Context())
+			r.Pattern = route
+		}
+		traced.ServeHTTP(w, r)
+	})
+}
+
+// spanName follows the HTTP semantic conventions: "{method} {route}", or
+// the method alone when no route matched, so the name is never a raw path.
+func spanName(_ string, r *http.Request) string {
+	method := methodLabel(r.Method)
+	if method == "OTHER" {
+		method = "HTTP"
+	}
+	route := httpserver.RouteTemplate(r.Context())
+	if route == httpserver.UnmatchedRoute {
+		return method
+	}
+	return method + " " + route
 }

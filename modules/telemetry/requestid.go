@@ -1,0 +1,52 @@
+package telemetry
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand/v2"
+)
+
+// RequestIDHeader carries the request id in both directions: a client or a
+// proxy in front may set it, and every answer echoes the id in use.
+const RequestIDHeader = "X-Request-Id" // canonical form of X-Request-ID
+
+// maxRequestIDLen bounds what a client can make every log line carry.
+const maxRequestIDLen = 128
+
+// requestID returns the id sent by the client when it is usable, a fresh
+// one otherwise. Usable means 1 to maxRequestIDLen characters out of
+// letters, digits and "-_.:+/=", which covers UUIDs, hex and base64 ids and
+// keeps quotes, spaces and control characters out of logs and headers.
+func requestID(sent string) string {
+	if validRequestID(sent) {
+		return sent
+	}
+	return newRequestID()
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '_', c == '.', c == ':', c == '+', c == '/', c == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// newRequestID returns 128 random bits in hex. The runtime's per-thread
+// generator is enough: an id must be unique, not unguessable, and it costs
+// no lock and no system call.
+func newRequestID() string {
+	var raw [16]byte
+	binary.LittleEndian.PutUint64(raw[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(raw[8:], rand.Uint64())
+	var id [32]byte
+	hex.Encode(id[:], raw[:])
+	return string(id[:])
+}
