@@ -1,0 +1,183 @@
+package plants_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/plants/memstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+	"github.com/plantstore/plantstore/modules/plants/storetest"
+)
+
+func TestInstrumentedStoreConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) plant.Store {
+		m, err := plants.NewStoreMetrics(prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Instrument(memstore.New(), "memory", tracenoop.NewTracerProvider())
+	})
+}
+
+// failing is a memory store whose Create fails with err: the way to see how
+// the decorator reports failures the memory store never has.
+type failing struct {
+	plant.Store
+	err error
+}
+
+func (f failing) Create(context.Context, plant.Plant) error { return f.err }
+
+func TestStoreCallsAreTimedByResult(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := plants.NewStoreMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noop := tracenoop.NewTracerProvider()
+	store := m.Instrument(memstore.New(), "memory", noop)
+	ctx := t.Context()
+
+	for _, op := range []string{"create", "get", "list", "delete", "ping"} {
+		if n, ok := storeCount(t, reg, "memory", op, "ok"); !ok || n != 0 {
+			t.Errorf("before any call, %s/ok = %d (exported %v), want an exported 0", op, n, ok)
+		}
+	}
+	p := plant.Plant{ID: 1, Name: "fern"}
+	_ = store.Create(ctx, p)
+	_ = store.Create(ctx, p)
+	_ = store.Create(ctx, plant.Plant{ID: 1, Name: "moss"})
+	_, _ = store.Get(ctx, 1)
+	_, _ = store.Get(ctx, 2)
+	_, _ = store.List(ctx, plant.ListQuery{Limit: 10})
+	_ = store.Delete(ctx, 1)
+	_ = store.Delete(ctx, 1)
+	_ = store.Ping(ctx)
+	unavailable := m.Instrument(failing{memstore.New(), fmt.Errorf("dial: %w", plant.ErrUnavailable)}, "postgres", noop)
+	_ = unavailable.Create(ctx, p)
+	broken := m.Instrument(failing{memstore.New(), errors.New("disk on fire")}, "bolt", noop)
+	_ = broken.Create(ctx, p)
+	canceled := m.Instrument(failing{memstore.New(), context.Canceled}, "bolt", noop)
+	_ = canceled.Create(ctx, p)
+
+	for _, tc := range []struct {
+		store, op, result string
+		want              uint64
+	}{
+		{"memory", "create", "ok", 2},
+		{"memory", "create", "conflict", 1},
+		{"memory", "get", "ok", 1},
+		{"memory", "get", "not_found", 1},
+		{"memory", "list", "ok", 1},
+		{"memory", "delete", "ok", 1},
+		{"memory", "delete", "not_found", 1},
+		{"memory", "ping", "ok", 1},
+		{"postgres", "create", "unavailable", 1},
+		{"bolt", "create", "error", 1},
+		{"bolt", "create", "canceled", 1},
+	} {
+		if n, _ := storeCount(t, reg, tc.store, tc.op, tc.result); n != tc.want {
+			t.Errorf("%s %s %s: %d calls, want %d", tc.store, tc.op, tc.result, n, tc.want)
+		}
+	}
+}
+
+func TestStoreCallsAreChildSpansOfTheRequest(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	m, err := plants.NewStoreMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := m.Instrument(memstore.New(), "memory", tp)
+	broken := m.Instrument(failing{memstore.New(), fmt.Errorf("dial: %w", plant.ErrUnavailable)}, "postgres", tp)
+
+	_ = store.Ping(t.Context()) // no request around it: no span, no trace of its own
+	ctx, request := tp.Tracer("test").Start(t.Context(), "POST /plants")
+	if err := store.Create(ctx, plant.Plant{ID: 9, Name: "fern"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = store.Get(ctx, 10)
+	_ = broken.Create(ctx, plant.Plant{ID: 9, Name: "fern"})
+	request.End()
+
+	spans := rec.Ended()
+	if len(spans) != 4 {
+		t.Fatalf("got %d spans, want 3 store spans and the request's", len(spans))
+	}
+	create, get, failed := spans[0], spans[1], spans[2]
+	for _, s := range []sdktrace.ReadOnlySpan{create, get, failed} {
+		if s.Parent().SpanID() != request.SpanContext().SpanID() {
+			t.Errorf("span %q is not a child of the request span", s.Name())
+		}
+	}
+	if create.Name() != "store create" || get.Name() != "store get" {
+		t.Errorf("span names %q, %q; want \"store create\", \"store get\"", create.Name(), get.Name())
+	}
+	wantSpanAttrs(t, create, map[attribute.Key]any{"plantstore.store": "memory", "plant.id": int64(9), "plantstore.store.result": "ok"})
+	wantSpanAttrs(t, get, map[attribute.Key]any{"plant.id": int64(10), "plantstore.store.result": "not_found"})
+	if get.Status().Code == codes.Error {
+		t.Error("a plant not found marks the span as failed; it is an answer, not a failure")
+	}
+	wantSpanAttrs(t, failed, map[attribute.Key]any{"plantstore.store": "postgres", "plantstore.store.result": "unavailable"})
+	if failed.Status().Code != codes.Error || len(failed.Events()) != 1 || failed.Events()[0].Name != "exception" {
+		t.Errorf("failed call: status %v, events %v; want Error and the recorded error", failed.Status(), failed.Events())
+	}
+}
+
+func wantSpanAttrs(t *testing.T, span sdktrace.ReadOnlySpan, want map[attribute.Key]any) {
+	t.Helper()
+	got := map[attribute.Key]any{}
+	for _, a := range span.Attributes() {
+		got[a.Key] = a.Value.AsInterface()
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("span %q: %s = %#v, want %#v", span.Name(), k, got[k], v)
+		}
+	}
+}
+
+// storeCount returns the number of calls observed for the labels, and
+// whether the series is exported at all.
+func storeCount(t *testing.T, reg *prometheus.Registry, store, op, result string) (uint64, bool) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "plantstore_store_operation_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if labelsAre(m, map[string]string{"store": store, "operation": op, "result": result}) {
+				return m.GetHistogram().GetSampleCount(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+func labelsAre(m *dto.Metric, want map[string]string) bool {
+	if len(m.GetLabel()) != len(want) {
+		return false
+	}
+	for _, l := range m.GetLabel() {
+		if want[l.GetName()] != l.GetValue() {
+			return false
+		}
+	}
+	return true
+}
