@@ -123,7 +123,11 @@ func (c call) end(err error) {
 	if c.span == nil {
 		return
 	}
-	c.span.SetAttributes(attribute.String("plantstore.store.result", result))
+	// A span without the result attribute succeeded: that keeps the common
+	// case cheap.
+	if result != resultOK {
+		c.span.SetAttributes(attribute.String("plantstore.store.result", result))
+	}
 	if result == resultUnavailable || result == resultError {
 		c.span.RecordError(err)
 		c.span.SetStatus(codes.Error, result)
