@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,11 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"go.uber.org/fx"
-
-	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/plants"
 )
 
 // BenchmarkCreateChain serves POST /plants through the app's whole API
@@ -31,7 +25,7 @@ func BenchmarkCreateChain(b *testing.B) {
 	b.Run("tracing=off", func(b *testing.B) {
 		b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 		b.Setenv("OTEL_TRACES_EXPORTER", "")
-		benchmarkCreate(b, apiHandler(b))
+		benchmarkCreate(b, benchHandler(b))
 	})
 	b.Run("tracing=on", func(b *testing.B) {
 		sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,13 +34,14 @@ func BenchmarkCreateChain(b *testing.B) {
 		b.Cleanup(sink.Close)
 		b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
 		b.Setenv("OTEL_TRACES_EXPORTER", "")
-		benchmarkCreate(b, apiHandler(b))
+		benchmarkCreate(b, benchHandler(b))
 	})
 }
 
-// apiHandler starts the app (memory store, info logs written to /dev/null,
-// a write per line as to a real stdout) and returns its API handler.
-func apiHandler(b *testing.B) http.Handler {
+// benchHandler builds the app (memory store, info logs written to
+// /dev/null, a write per line as to a real stdout) and returns its API
+// handler.
+func benchHandler(b *testing.B) http.Handler {
 	b.Helper()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -56,19 +51,9 @@ func apiHandler(b *testing.B) http.Handler {
 	stdout := os.Stdout
 	os.Stdout = devNull // the logger takes os.Stdout when the app is built
 	defer func() { os.Stdout = stdout }()
-	cfg := config{
-		HTTP:      httpserver.Config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
-		Auth:      authConfig([]string{testToken}),
-		Plants:    plants.Config{Store: plants.StoreMemory, MaxBodyBytes: plants.DefaultMaxBodyBytes},
-		Telemetry: telemetryConfig(benchLogLevel),
-	}
-	var api http.Handler
-	app := newApp(cfg, fx.NopLogger, fx.Invoke(fx.Annotate(func(h http.Handler) { api = h }, fx.ParamTags(`name:"api"`))))
-	if err := app.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = app.Stop(context.Background()) })
-	return api
+	cfg := testConfig(b)
+	cfg.Telemetry = telemetryConfig("info")
+	return apiHandler(b, cfg)
 }
 
 func benchmarkCreate(b *testing.B, h http.Handler) {
@@ -130,5 +115,3 @@ func processCPUTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-var benchLogLevel = "info"

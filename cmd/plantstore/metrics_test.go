@@ -112,24 +112,24 @@ func TestPrometheusScrapesTheService(t *testing.T) {
 	s := startServer(t, testConfig(t))
 	prom := startPrometheus(t, promBin, strings.TrimPrefix(s.Admin, "http://"))
 
-	waitUntil(t, 60*time.Second, `up{job="plantstore"} == 1`, func() bool {
+	eventually(t, 60*time.Second, `up{job="plantstore"} == 1`, func() bool {
 		return len(prom.query(t, `up{job="plantstore"} == 1`)) == 1
 	})
 	// A rate needs the counter to grow between two scrapes: keep traffic
 	// going until Prometheus sees it.
 	tc := newTraceContext(t)
 	id := 0
-	waitUntil(t, 60*time.Second, "a positive request rate for /plants", func() bool {
+	eventually(t, 60*time.Second, "a positive request rate for /plants", func() bool {
 		id++
 		traffic(t, s, tc, id)
 		v, ok := prom.scalar(t, `sum(rate(http_server_request_duration_seconds_count{job="plantstore",route="/plants"}[1m]))`)
 		return ok && v > 0
 	})
-	waitUntil(t, 30*time.Second, "a number from histogram_quantile", func() bool {
+	eventually(t, 30*time.Second, "a number from histogram_quantile", func() bool {
 		v, ok := prom.scalar(t, `histogram_quantile(0.99, sum by (le) (rate(http_server_request_duration_seconds_bucket[1m])))`)
 		return ok && !math.IsNaN(v) && !math.IsInf(v, 0)
 	})
-	waitUntil(t, 30*time.Second, "an exemplar with a trace id we sent", func() bool {
+	eventually(t, 30*time.Second, "an exemplar with a trace id we sent", func() bool {
 		return prom.hasExemplar(t, "http_server_request_duration_seconds_bucket", tc.traceID)
 	})
 
@@ -159,7 +159,7 @@ func TestPrometheusScrapesTheService(t *testing.T) {
 func (p *prometheus) seriesAfterNextScrape(t *testing.T) float64 {
 	t.Helper()
 	now := float64(time.Now().UnixMilli()) / 1000
-	waitUntil(t, 30*time.Second, "the next scrape", func() bool {
+	eventually(t, 30*time.Second, "the next scrape", func() bool {
 		last, ok := p.scalar(t, `timestamp(up{job="plantstore"})`)
 		return ok && last > now
 	})
@@ -222,7 +222,7 @@ scrape_configs:
 		}
 	})
 	p := &prometheus{url: "http://" + addr, client: &http.Client{Timeout: 5 * time.Second}}
-	waitUntil(t, 60*time.Second, "prometheus to be ready", func() bool {
+	eventually(t, 60*time.Second, "prometheus to be ready", func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("prometheus exited:\n%s", out.String())

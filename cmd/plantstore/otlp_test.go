@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -170,18 +169,5 @@ func wantAttributes(t *testing.T, span *tracepb.Span, want map[string]string) {
 		if got[k] != v {
 			t.Errorf("span %q: %s = %q, want %q (all: %v)", span.GetName(), k, got[k], v, got)
 		}
-	}
-}
-
-// waitUntil polls cond every 50ms until it holds, failing the test with
-// what after timeout. It bounds a wait; it asserts nothing about speed.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

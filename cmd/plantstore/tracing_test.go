@@ -64,7 +64,7 @@ func TestTraceparentContinuesIntoServerAndStoreSpans(t *testing.T) {
 		t.Fatalf("create = %d %s", r.Status, r.Body)
 	}
 	var got requestSpans
-	waitUntil(t, 20*time.Second, "the server span and its store child span", func() bool {
+	eventually(t, 20*time.Second, "the server span and its store child span", func() bool {
 		var ok bool
 		got, ok = rcv.find(tc, "POST /plants")
 		return ok

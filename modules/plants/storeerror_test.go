@@ -40,7 +40,13 @@ func TestStoreFailureIsLoggedWithTheRequestAndTraceIDs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			handler := telemetry.AccessLog(log)(h.Routes()[0].Handler)
+			var create http.Handler
+			for _, rt := range h.Routes() {
+				if rt.Method == http.MethodPost && rt.Path == "/plants" {
+					create = rt.Handler
+				}
+			}
+			handler := telemetry.AccessLog(log)(create)
 
 			tp := sdktrace.NewTracerProvider()
 			ctx, span := tp.Tracer("test").Start(t.Context(), "POST /plants")
