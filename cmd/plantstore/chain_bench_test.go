@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/fx"
 )
 
 // BenchmarkCreateChain serves POST /plants through the app's whole API
@@ -38,22 +41,31 @@ func BenchmarkCreateChain(b *testing.B) {
 	})
 }
 
-// benchHandler builds the app (memory store, info logs written to
+// benchHandler starts the app (memory store, info logs written to
 // /dev/null, a write per line as to a real stdout) and returns its API
-// handler.
+// handler. Unlike the harness's apiHandler it starts and stops the app, so
+// that the span exporter of one run is flushed and gone before the next.
 func benchHandler(b *testing.B) http.Handler {
 	b.Helper()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = devNull.Close() })
 	stdout := os.Stdout
 	os.Stdout = devNull // the logger takes os.Stdout when the app is built
 	defer func() { os.Stdout = stdout }()
 	cfg := testConfig(b)
 	cfg.Telemetry = telemetryConfig("info")
-	return apiHandler(b, cfg)
+	var api http.Handler
+	app := newApp(cfg, fx.NopLogger, fx.Invoke(fx.Annotate(func(h http.Handler) { api = h }, fx.ParamTags(`name:"api"`))))
+	if err := app.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = app.Stop(context.Background())
+		_ = devNull.Close()
+	})
+	return api
 }
 
 func benchmarkCreate(b *testing.B, h http.Handler) {
