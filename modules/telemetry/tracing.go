@@ -7,9 +7,10 @@ import (
 	"os"
 	"strings"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -51,11 +52,9 @@ func TracingEnabled(getenv func(string) string) bool {
 
 // NewTracing builds the tracer provider the environment asks for. Off, it
 // is OpenTelemetry's no-op provider and the middleware is the identity, so
-// tracing costs nothing. On, spans go through a batch processor to the
-// exporter that OTEL_TRACES_EXPORTER names (default otlp), over the
-// protocol OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL names (http/protobuf or
-// grpc). A value the SDK refuses is an error, so that the program stops at
-// start rather than run without the traces it was asked for.
+// tracing costs nothing. On, spans go through a batch processor to the OTLP
+// exporter. A value it cannot honour is an error, so that the program stops
+// at start rather than run without the traces it was asked for.
 func NewTracing(ctx context.Context, log *zap.Logger) (*Tracing, error) {
 	t := &Tracing{
 		provider:   tracenoop.NewTracerProvider(),
@@ -69,7 +68,7 @@ func NewTracing(ctx context.Context, log *zap.Logger) (*Tracing, error) {
 	otelLog := log.Named("otel")
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { otelLog.Warn("opentelemetry error", zap.Error(err)) }))
 
-	exporter, err := autoexport.NewSpanExporter(ctx)
+	exporter, err := newExporter(ctx, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
@@ -93,6 +92,30 @@ func NewTracing(ctx context.Context, log *zap.Logger) (*Tracing, error) {
 // use turns tracing on with provider.
 func (t *Tracing) use(provider *sdktrace.TracerProvider) {
 	t.sdk, t.provider = provider, provider
+}
+
+// newExporter returns the OTLP span exporter over the protocol that
+// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL names:
+// http/protobuf (the default) or grpc. The exporters read the rest of their
+// OTEL_EXPORTER_OTLP_* settings (endpoint, headers, timeout, compression,
+// certificates) themselves. OTLP is the one exporter this build has: the
+// contrib autoexport package would add console, and the metric and log
+// exporters nobody here uses, to the binary.
+func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	if name := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); name != "" && name != "otlp" {
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER %q: want otlp or none", name)
+	}
+	protocol := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if protocol == "" {
+		protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	switch protocol {
+	case "", "http/protobuf":
+		return otlptracehttp.New(ctx)
+	case "grpc":
+		return otlptracegrpc.New(ctx)
+	}
+	return nil, fmt.Errorf("OTLP protocol %q: want http/protobuf or grpc", protocol)
 }
 
 func serviceName(res *resource.Resource) string {

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -71,12 +70,23 @@ type countingHandler struct{ n int }
 
 func (h *countingHandler) ServeHTTP(http.ResponseWriter, *http.Request) { h.n++ }
 
-func TestNewTracingRefusesAnUnknownProtocol(t *testing.T) {
-	clearOTELEnv(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon")
-	if _, err := NewTracing(t.Context(), zap.NewNop()); err == nil || !strings.Contains(err.Error(), "tracing") {
-		t.Fatalf("NewTracing with protocol carrier-pigeon: err %v, want a tracing error", err)
+func TestNewTracingRefusesWhatItCannotHonour(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, value, want string
+	}{
+		{"protocol", "OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon", `OTLP protocol "carrier-pigeon": want http/protobuf or grpc`},
+		{"traces protocol", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json", `OTLP protocol "http/json": want http/protobuf or grpc`},
+		{"exporter", "OTEL_TRACES_EXPORTER", "zipkin", `OTEL_TRACES_EXPORTER "zipkin": want otlp or none`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearOTELEnv(t)
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+			t.Setenv(tc.key, tc.value)
+			_, err := NewTracing(t.Context(), zap.NewNop())
+			if err == nil || err.Error() != "tracing: "+tc.want {
+				t.Fatalf("NewTracing with %s=%s: err %v, want %q", tc.key, tc.value, err, "tracing: "+tc.want)
+			}
+		})
 	}
 }
 
