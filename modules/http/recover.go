@@ -37,21 +37,30 @@ func NewRecoverer(log *zap.Logger, reg prometheus.Registerer) (*Recoverer, error
 // Wrap is the middleware.
 func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		started := false // whether the handler began its answer
-		mark := func() { started = true }
-		// httpsnoop keeps the writer's optional interfaces (Flusher,
-		// ReaderFrom...) that a hand-written wrapper would hide.
-		w = httpsnoop.Wrap(w, httpsnoop.Hooks{
-			WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
-				return func(code int) { mark(); next(code) }
-			},
-			Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
-				return func(b []byte) (int, error) { mark(); return next(b) }
-			},
-			ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
-				return func(src io.Reader) (int64, error) { mark(); return next(src) }
-			},
-		})
+		// started reports whether the handler began its answer. The
+		// telemetry links above track that already; alone, Recover watches
+		// the writer itself.
+		var started func() bool
+		if t := AnswerTrackerFrom(r.Context()); t != nil {
+			started = t.AnswerStarted
+		} else {
+			begun := false
+			mark := func() { begun = true }
+			started = func() bool { return begun }
+			// httpsnoop keeps the writer's optional interfaces (Flusher,
+			// ReaderFrom...) that a hand-written wrapper would hide.
+			w = httpsnoop.Wrap(w, httpsnoop.Hooks{
+				WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
+					return func(code int) { mark(); next(code) }
+				},
+				Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+					return func(b []byte) (int, error) { mark(); return next(b) }
+				},
+				ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
+					return func(src io.Reader) (int64, error) { mark(); return next(src) }
+				},
+			})
+		}
 		defer func() {
 			v := recover()
 			if v == nil {
@@ -72,7 +81,7 @@ func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 				fields = append(fields, zap.String("trace_id", sc.TraceID().String()))
 			}
 			rc.log.Error("panic in handler", fields...)
-			if started {
+			if started() {
 				// Part of an answer is out: appending an Error would send a
 				// corrupt one. Abort the connection instead, so that the
 				// client sees a broken answer, never a wrong one.

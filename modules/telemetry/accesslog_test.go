@@ -158,6 +158,31 @@ func TestPanicIsLoggedAndCountedAs500(t *testing.T) {
 	}
 }
 
+// A panic after the answer began cannot become a 500: Recover, told by the
+// shared capture that the answer started, aborts the connection instead,
+// and the line and the count keep the status that went out.
+func TestPanicAfterTheAnswerBeganAbortsTheConnection(t *testing.T) {
+	c := newChain(t, false, plantsRoute(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("partial"))
+		panic("boom")
+	})))
+	func() {
+		defer func() {
+			if v := recover(); v != http.ErrAbortHandler { //nolint:errorlint // net/http compares with == too
+				t.Errorf("the chain panicked with %v, want http.ErrAbortHandler", v)
+			}
+		}()
+		c.do(http.MethodPost, "/plants", "")
+	}()
+	fields := c.accessLines()[0].ContextMap()
+	if fields["status"] != int64(http.StatusOK) || fields["bytes"] != int64(len("partial")) {
+		t.Errorf("access line status %v bytes %v, want 200 and 7", fields["status"], fields["bytes"])
+	}
+	if n := histogramCount(t, c.reg, map[string]string{"route": "/plants", "code": "200"}); n != 1 {
+		t.Errorf("requests counted with code 200: %d, want 1", n)
+	}
+}
+
 func TestLogLevelChangesAtRunTime(t *testing.T) {
 	log, level, err := NewLogger(Config{LogLevel: "info", LogFormat: "json"})
 	if err != nil {

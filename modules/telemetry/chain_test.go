@@ -24,10 +24,9 @@ const (
 	notSampled    = "00-" + callerTraceID + "-" + callerSpanID + "-00"
 )
 
-// chain is the API listener's chain as httpserver assembles it (route
-// resolution, recover, tracing, metrics, access log, auth), with this
-// package's middlewares, an auth that lets everything through, and
-// recorders for what the middlewares report.
+// chain is the API listener's chain as httpserver assembles it, with this
+// package's middlewares, an auth and a rate limit that let everything
+// through, and recorders for what the middlewares report.
 type chain struct {
 	handler http.Handler
 	reg     *prometheus.Registry
@@ -58,12 +57,22 @@ func newChain(t *testing.T, traced bool, routes ...httpserver.Route) *chain {
 		tracing.use(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(c.spans)))
 	}
 	router := httpserver.NewRouter(routes)
+	rec, err := httpserver.NewRecoverer(log, c.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shed, err := httpserver.NewShedder(64, c.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := func(next http.Handler) http.Handler { return next }
 	c.handler = httpserver.NewAPIHandler(router, httpserver.Middlewares{
 		Tracing:   tracing.Middleware,
 		Metrics:   metrics.Middleware,
 		AccessLog: AccessLog(log),
-		Auth:      func(next http.Handler) http.Handler { return next },
-	}, log)
+		Auth:      pass,
+		RateLimit: pass,
+	}, rec, shed)
 	return c
 }
 

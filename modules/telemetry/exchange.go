@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/felixge/httpsnoop"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
 // exchange is what the telemetry middlewares learn about one request while
@@ -23,11 +25,12 @@ type exchange struct {
 	requestID   string
 }
 
-type exchangeKey struct{}
-
 // exchangeFrom returns the exchange an outer middleware captures, or nil.
+// The exchange travels as the request's httpserver.AnswerTracker, so that
+// Recover, further down the chain, asks it whether the answer has begun
+// instead of wrapping the writer again.
 func exchangeFrom(ctx context.Context) *exchange {
-	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	ex, _ := httpserver.AnswerTrackerFrom(ctx).(*exchange)
 	return ex
 }
 
@@ -65,7 +68,7 @@ func captureExchange(w http.ResponseWriter, r *http.Request) (http.ResponseWrite
 			}
 		},
 	})
-	return w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)), ex
+	return w, r.WithContext(httpserver.WithAnswerTracker(r.Context(), ex)), ex
 }
 
 // header records the first final status; 1xx answers are interim.
@@ -76,6 +79,9 @@ func (ex *exchange) header(code int) {
 	ex.status = code
 	ex.wroteHeader = true
 }
+
+// AnswerStarted reports whether a final status or body bytes were written.
+func (ex *exchange) AnswerStarted() bool { return ex.wroteHeader }
 
 // panicked records a handler that panicked before answering: the recover
 // middleware outside answers 500.
