@@ -88,7 +88,7 @@ func TestAccessLogNeverLogsCredentials(t *testing.T) {
 	}
 }
 
-var generatedID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var generatedID = regexp.MustCompile(`^[A-Z2-7]{26}$`)
 
 func TestRequestIDIsKeptWhenSafeAndReplacedOtherwise(t *testing.T) {
 	for _, tc := range []struct {
@@ -122,7 +122,7 @@ func TestRequestIDIsKeptWhenSafeAndReplacedOtherwise(t *testing.T) {
 				t.Errorf("echoed %q, want the client's %q", echoed, tc.sent)
 			}
 			if !tc.kept && !generatedID.MatchString(echoed) {
-				t.Errorf("echoed %q, want a generated id of 32 hex digits", echoed)
+				t.Errorf("echoed %q, want a generated id of 26 base32 characters", echoed)
 			}
 		})
 	}
