@@ -104,3 +104,41 @@ func TestSpansOfTheLastRequestAreExportedBeforeExit(t *testing.T) {
 	}
 	checkCreateSpans(t, got, tc)
 }
+
+// On postgres, each statement is a span under the store call's span.
+func TestPostgresStatementsAreSpansUnderTheStoreCall(t *testing.T) {
+	cfg := postgresConfig(t)
+	rcv := startOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	t.Setenv("OTEL_TRACES_EXPORTER", "")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50") // ms: export while the app runs
+	s := startServer(t, cfg)
+
+	tc := newTraceContext(t)
+	if r := s.do(t, tracedCreate(t, s.API, tc, `{"id":3,"name":"Cactus"}`)); r.Status != http.StatusOK {
+		t.Fatalf("create = %d %s", r.Status, r.Body)
+	}
+	var got requestSpans
+	var query *tracepb.Span
+	eventually(t, 20*time.Second, "the store span and a PostgreSQL statement span under it", func() bool {
+		var ok bool
+		if got, ok = rcv.find(tc, "POST /plants"); !ok {
+			return false
+		}
+		spans, _ := rcv.trace(tc.traceID)
+		for _, sp := range spans {
+			if string(sp.GetParentSpanId()) == string(got.store.GetSpanId()) && attrMap(sp.GetAttributes())["db.system.name"] == "postgresql" {
+				query = sp
+			}
+		}
+		return query != nil
+	})
+	wantAttributes(t, got.store, map[string]string{"plantstore.store": "postgres"})
+	if query.GetName() != "INSERT" || query.GetKind() != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("statement span %q kind %v, want INSERT, CLIENT", query.GetName(), query.GetKind())
+	}
+	text := attrMap(query.GetAttributes())["db.query.text"]
+	if !strings.Contains(text, "INSERT INTO plants") || strings.Contains(text, "Cactus") {
+		t.Errorf("db.query.text %q: want the statement with placeholders, never the values", text)
+	}
+}

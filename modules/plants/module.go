@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -70,6 +73,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.Trac
 			MaxConns:         cfg.PostgresMaxConns,
 			ConnectTimeout:   cfg.PostgresConnectTimeout,
 			StatementTimeout: cfg.PostgresStatementTimeout,
+			Tracer:           postgresTracer(tp),
 		})
 		if err != nil {
 			return nil, err
@@ -84,4 +88,13 @@ func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.Trac
 	}
 	lc.Append(fx.StopHook(func(context.Context) error { return store.Close() }))
 	return metrics.Instrument(store, cfg.Store, tp), nil
+}
+
+// postgresTracer makes each PostgreSQL statement a span under the store
+// call's (only inside a traced request: otelpgx starts none without a
+// recording parent). Its metrics would duplicate the store histogram, so
+// they go to a no-op meter. Statements carry their SQL, which has
+// placeholders, never the values.
+func postgresTracer(tp trace.TracerProvider) pgx.QueryTracer {
+	return otelpgx.NewTracer(otelpgx.WithTracerProvider(tp), otelpgx.WithMeterProvider(metricnoop.NewMeterProvider()))
 }

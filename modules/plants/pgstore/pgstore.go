@@ -47,6 +47,10 @@ type Config struct {
 	// StatementTimeout bounds each statement on the server
 	// (statement_timeout). It wins over a statement_timeout in the URL.
 	StatementTimeout time.Duration
+	// Tracer, when set, watches every statement and connection acquire of
+	// the pool (not the migration's session): the program sets otelpgx's,
+	// so that each query is a span under the store call that made it.
+	Tracer pgx.QueryTracer
 }
 
 // Store is the PostgreSQL plant.Store. It is safe for concurrent use.
@@ -91,6 +95,7 @@ func New(cfg Config) (*Store, error) {
 	migrateConfig := pc.ConnConfig.Copy()
 	migrateConfig.RuntimeParams["statement_timeout"] = "0"
 	params["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+	pc.ConnConfig.Tracer = cfg.Tracer
 
 	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
