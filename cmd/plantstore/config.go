@@ -79,6 +79,7 @@ func newFlagSet(cfg *config, tokens *string) *flag.FlagSet {
 	fs.StringVar(tokens, "tokens", "", "comma-separated API tokens (for development; prefer --tokens-file)")
 	fs.StringVar(&cfg.Telemetry.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cfg.Telemetry.LogFormat, "log-format", "json", "log format: json or console")
+	fs.BoolVar(&cfg.HTTP.Pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ on the admin listener")
 	return fs
 }
 

@@ -88,6 +88,7 @@ var configFields = []struct {
 	{"max-concurrent-requests", "PLANTSTORE_MAX_CONCURRENT_REQUESTS", "64", "32", func(c config) string { return strconv.Itoa(c.HTTP.Limits.MaxConcurrentRequests) }},
 	{"rate-limit", "PLANTSTORE_RATE_LIMIT", "2.5", "0.001", func(c config) string { return strconv.FormatFloat(c.Auth.RateLimit, 'g', -1, 64) }},
 	{"rate-burst", "PLANTSTORE_RATE_BURST", "5", "7", func(c config) string { return strconv.Itoa(c.Auth.RateBurst) }},
+	{"pprof", "PLANTSTORE_PPROF", "true", "false", func(c config) string { return strconv.FormatBool(c.HTTP.Pprof) }},
 }
 
 // TestConfigFieldsCoverEveryFlag keeps configFields complete: a new flag

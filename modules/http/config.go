@@ -15,4 +15,5 @@ type Config struct {
 	ShutdownTimeout time.Duration // how long in-flight requests get once the drain ends
 
 	Limits Limits // what one client may take of the server; see limits.go
+	Pprof  bool   // serve /debug/pprof/ on the admin listener
 }
