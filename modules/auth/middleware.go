@@ -24,6 +24,10 @@ const (
 type Middleware struct {
 	tokens   *Tokens
 	failures *prometheus.CounterVec
+	// attachTokenID puts the TokenID in each authenticated request's
+	// context. Only the rate limiter reads it, and a context value costs a
+	// copy of the request, so the module turns it off when no limit is set.
+	attachTokenID bool
 }
 
 // NewMiddleware returns the auth check over tokens; failures are counted on
@@ -39,7 +43,7 @@ func NewMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, erro
 	if err := reg.Register(failures); err != nil {
 		return nil, err
 	}
-	return &Middleware{tokens: tokens, failures: failures}, nil
+	return &Middleware{tokens: tokens, failures: failures, attachTokenID: true}, nil
 }
 
 // Wrap is the middleware.
@@ -50,7 +54,10 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			m.refuse(w, reason)
 			return
 		}
-		next.ServeHTTP(w, withTokenID(r, digest))
+		if m.attachTokenID {
+			r = withTokenID(r, digest)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

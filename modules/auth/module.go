@@ -26,11 +26,20 @@ var ErrNoTokens = errors.New("no API token configured: set --tokens-file or --to
 var Module = fx.Module("auth",
 	fx.Provide(
 		newTokens,
-		NewMiddleware,
+		newMiddleware,
 		fx.Annotate(func(m *Middleware) httpserver.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
 		fx.Annotate(newRateLimit, fx.ResultTags(`name:"rate_limit"`)),
 	),
 )
+
+func newMiddleware(cfg Config, tokens *Tokens, reg prometheus.Registerer) (*Middleware, error) {
+	m, err := NewMiddleware(tokens, reg)
+	if err != nil {
+		return nil, err
+	}
+	m.attachTokenID = cfg.RateLimit > 0
+	return m, nil
+}
 
 func newRateLimit(cfg Config, reg prometheus.Registerer) (httpserver.Middleware, error) {
 	rl, err := NewRateLimiter(cfg.RateLimit, cfg.RateBurst, reg)

@@ -16,12 +16,15 @@ func PprofRoutes(cfg Config) []Route {
 	get := func(path string, h http.HandlerFunc) Route {
 		return Route{Method: http.MethodGet, Path: path, Handler: h}
 	}
-	return []Route{
+	routes := []Route{
 		get("/debug/pprof/", pprof.Index),
 		get("/debug/pprof/cmdline", pprof.Cmdline),
 		get("/debug/pprof/profile", pprof.Profile),
 		get("/debug/pprof/symbol", pprof.Symbol),
 		get("/debug/pprof/trace", pprof.Trace),
-		get("/debug/pprof/{profile}", pprof.Index), // heap, goroutine, allocs, block, mutex, ...
 	}
+	for _, name := range []string{"allocs", "block", "goroutine", "heap", "mutex", "threadcreate"} {
+		routes = append(routes, Route{Method: http.MethodGet, Path: "/debug/pprof/" + name, Handler: pprof.Handler(name)})
+	}
+	return routes
 }

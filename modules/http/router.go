@@ -72,7 +72,7 @@ func (rt *Router) Dispatch() http.Handler {
 			rt.mux.ServeHTTP(w, r)
 			return
 		}
-		if res.vars != nil {
+		if len(res.vars) > 0 { // mux hands out an empty map for routes without variables
 			r = mux.SetURLVars(r, res.vars)
 		}
 		res.handler.ServeHTTP(w, r)

@@ -15,7 +15,10 @@ import (
 // template and path variables.
 func routed(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		vars, _ := json.Marshal(mux.Vars(r))
+		vars := []byte("{}") // a route without variables has none, nil or empty
+		if v := mux.Vars(r); len(v) > 0 {
+			vars, _ = json.Marshal(v)
+		}
 		w.Header().Set("X-Route", name)
 		w.Header().Set("X-Template", RouteTemplate(r.Context()))
 		_, _ = w.Write(vars)

@@ -25,8 +25,19 @@ func badRequest(msg string) error { return &BadRequestError{Message: msg} }
 // The decoder walks tokens with jsontext instead of unmarshalling into a
 // struct: it tells "missing" from "null" from "wrong type" for each field,
 // rejects duplicate keys and invalid UTF-8 (encoding/json accepts both
-// silently), and allocates almost nothing. Decoders are pooled.
-var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(emptyReader) }}
+// silently), and allocates almost nothing. Decoders are pooled with the
+// buffer they read from: from a *bytes.Buffer jsontext parses in place,
+// while from any other reader it would copy the body into a buffer of its
+// own, which the pooled decoder would then keep.
+var decoders = sync.Pool{New: func() any { return &pooledDecoder{dec: jsontext.NewDecoder(emptyReader)} }}
+
+type pooledDecoder struct {
+	dec *jsontext.Decoder
+	in  bytes.Buffer
+}
+
+// maxPooledInput keeps a rare large body from pinning its memory in the pool.
+const maxPooledInput = 64 << 10
 
 // emptyReader parks pooled decoders so that they keep no request's bytes.
 var emptyReader = bytes.NewReader(nil)
@@ -46,12 +57,21 @@ func DecodeNewPlant(body []byte) (plant.Plant, error) {
 	if !utf8.Valid(body) {
 		return plant.Plant{}, badRequest("request body is not valid UTF-8")
 	}
-	dec := decoders.Get().(*jsontext.Decoder)
-	// A bytes.Buffer lets jsontext parse the body in place; from any other
-	// reader it would copy the body into a buffer of its own, which the
-	// pooled decoder would then keep.
-	dec.Reset(bytes.NewBuffer(body))
-	defer func() { dec.Reset(emptyReader); decoders.Put(dec) }()
+	pd := decoders.Get().(*pooledDecoder)
+	dec := pd.dec
+	if len(body) <= maxPooledInput {
+		pd.in.Reset()
+		pd.in.Write(body) // a few dozen bytes, usually: cheaper than allocating a Buffer
+		dec.Reset(&pd.in)
+	} else {
+		dec.Reset(bytes.NewBuffer(body)) // a large body is parsed where it lies
+	}
+	defer func() {
+		dec.Reset(emptyReader)
+		if pd.in.Cap() <= maxPooledInput {
+			decoders.Put(pd)
+		}
+	}()
 
 	p, err := decodeObject(dec)
 	if err != nil {

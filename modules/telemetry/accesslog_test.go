@@ -88,7 +88,8 @@ func TestAccessLogNeverLogsCredentials(t *testing.T) {
 	}
 }
 
-var generatedID = regexp.MustCompile(`^[A-Z2-7]{26}$`)
+// generatedID is a process prefix of 26 base32 characters and a base-36 counter.
+var generatedID = regexp.MustCompile(`^[A-Z2-7]{26}-[0-9a-z]+$`)
 
 func TestRequestIDIsKeptWhenSafeAndReplacedOtherwise(t *testing.T) {
 	for _, tc := range []struct {
@@ -122,7 +123,7 @@ func TestRequestIDIsKeptWhenSafeAndReplacedOtherwise(t *testing.T) {
 				t.Errorf("echoed %q, want the client's %q", echoed, tc.sent)
 			}
 			if !tc.kept && !generatedID.MatchString(echoed) {
-				t.Errorf("echoed %q, want a generated id of 26 base32 characters", echoed)
+				t.Errorf("echoed %q, want a generated id (prefix-counter)", echoed)
 			}
 		})
 	}

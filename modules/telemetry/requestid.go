@@ -1,6 +1,10 @@
 package telemetry
 
-import "crypto/rand"
+import (
+	"crypto/rand"
+	"strconv"
+	"sync/atomic"
+)
 
 // RequestIDHeader carries the request id in both directions: a client or a
 // proxy in front may set it, and every answer echoes the id in use.
@@ -35,6 +39,17 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// newRequestID returns 128 random bits as 26 base32 characters. An id must
-// be unique; that it is also unguessable costs a tenth of a microsecond.
-func newRequestID() string { return rand.Text() }
+// Generated ids are a per-process random prefix and a counter: unique
+// across replicas and restarts (the prefix has 130 random bits), and cheap:
+// no system call for randomness per request. Request ids need to be unique,
+// not unguessable; nothing trusts them.
+var (
+	requestIDPrefix = rand.Text() + "-"
+	requestIDSeq    atomic.Uint64
+)
+
+func newRequestID() string {
+	var buf [64]byte
+	b := append(buf[:0], requestIDPrefix...)
+	return string(strconv.AppendUint(b, requestIDSeq.Add(1), 36))
+}
