@@ -22,9 +22,14 @@ type Config struct {
 	LogFormat string // json or console
 }
 
-// NewLogger returns the process logger, writing to stdout, and the level
-// that the admin listener can change at run time.
+// NewLogger returns a logger writing to stdout, and the level that the
+// admin listener can change at run time.
 func NewLogger(cfg Config) (*zap.Logger, zap.AtomicLevel, error) {
+	return NewLoggerTo(cfg, zapcore.Lock(os.Stdout))
+}
+
+// NewLoggerTo is NewLogger writing to out.
+func NewLoggerTo(cfg Config, out zapcore.WriteSyncer) (*zap.Logger, zap.AtomicLevel, error) {
 	level, err := zap.ParseAtomicLevel(cfg.LogLevel)
 	if err != nil {
 		return nil, level, fmt.Errorf("log level %q: want debug, info, warn or error", cfg.LogLevel)
@@ -41,7 +46,7 @@ func NewLogger(cfg Config) (*zap.Logger, zap.AtomicLevel, error) {
 	default:
 		return nil, level, fmt.Errorf("log format %q: want json or console", cfg.LogFormat)
 	}
-	core := zapcore.NewCore(enc, zapcore.Lock(os.Stdout), level)
+	core := zapcore.NewCore(enc, out, level)
 	return zap.New(core, zap.ErrorOutput(zapcore.Lock(os.Stderr))), level, nil
 }
 
