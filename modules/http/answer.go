@@ -1,6 +1,9 @@
 package httpserver
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // AnswerTracker watches a request's answer being written. The telemetry
 // middlewares keep one in the request's context (they capture the status
@@ -14,13 +17,21 @@ type AnswerTracker interface {
 
 type answerTrackerKey struct{}
 
-// WithAnswerTracker returns ctx carrying t.
-func WithAnswerTracker(ctx context.Context, t AnswerTracker) context.Context {
-	return context.WithValue(ctx, answerTrackerKey{}, t)
+// WithAnswerTracker returns r carrying t. Behind Resolve, t goes into the
+// request's resolved record, at no cost; elsewhere into a new context.
+func WithAnswerTracker(r *http.Request, t AnswerTracker) *http.Request {
+	if res, ok := r.Context().Value(resolvedKey{}).(*resolved); ok {
+		res.tracker = t
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), answerTrackerKey{}, t))
 }
 
 // AnswerTrackerFrom returns the tracker in ctx, or nil.
 func AnswerTrackerFrom(ctx context.Context) AnswerTracker {
+	if res, ok := ctx.Value(resolvedKey{}).(*resolved); ok && res.tracker != nil {
+		return res.tracker
+	}
 	t, _ := ctx.Value(answerTrackerKey{}).(AnswerTracker)
 	return t
 }

@@ -19,9 +19,9 @@ type Middlewares struct {
 
 // NewAPIHandler assembles the API listener's chain, outermost first:
 //   - route resolution, which only matches, so that everything below knows
-//     the route template;
-//   - security headers, set first so that every answer carries them, and
-//     the bound on waiting for bodies that no link reads (unread.go);
+//     the route template, and bounds the wait for bodies that no link reads
+//     (unread.go);
+//   - security headers, set first so that every answer carries them;
 //   - tracing, metrics and access log, so that every answer, refusals and
 //     panics included, is traced, counted and logged;
 //   - recover, inside the telemetry links so that its 500 is counted and
@@ -43,7 +43,6 @@ func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder)
 	h = m.AccessLog(h)
 	h = m.Metrics(h)
 	h = m.Tracing(h)
-	h = BoundUnreadBody(h)
 	h = SecurityHeaders(h)
 	return router.Resolve(h)
 }

@@ -39,10 +39,16 @@ func NewRouter(routes []Route) *Router {
 
 type resolvedKey struct{}
 
+// resolved is the router's record of one request. Links below Resolve keep
+// their per-request state in it (the answer tracker, the body watch)
+// rather than in context values of their own: each context value costs a
+// copy of the request.
 type resolved struct {
 	template string
 	handler  http.Handler
 	vars     map[string]string
+	tracker  AnswerTracker
+	body     eofReader
 }
 
 // Resolve matches the request against the routes and records the result in
@@ -60,7 +66,12 @@ func (rt *Router) Resolve(next http.Handler) http.Handler {
 		case m.Route != nil && m.MatchErr == nil:
 			res.template, _ = m.Route.GetPathTemplate()
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), resolvedKey{}, res)))
+		r = r.WithContext(context.WithValue(r.Context(), resolvedKey{}, res))
+		watched := watchBody(r, &res.body)
+		next.ServeHTTP(w, r)
+		if watched {
+			boundUnreadBody(w, &res.body)
+		}
 	})
 }
 

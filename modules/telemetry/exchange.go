@@ -68,7 +68,7 @@ func captureExchange(w http.ResponseWriter, r *http.Request) (http.ResponseWrite
 			}
 		},
 	})
-	return w, r.WithContext(httpserver.WithAnswerTracker(r.Context(), ex)), ex
+	return w, httpserver.WithAnswerTracker(r, ex), ex
 }
 
 // header records the first final status; 1xx answers are interim.
