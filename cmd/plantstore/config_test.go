@@ -39,6 +39,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		{"admin-addr", cfg.HTTP.AdminAddr, ":9090"},
 		{"drain-delay", cfg.HTTP.DrainDelay.String(), "5s"},
 		{"shutdown-timeout", cfg.HTTP.ShutdownTimeout.String(), "20s"},
+		{"store", cfg.Plants.Store, "bolt"},
 		{"data-dir", cfg.Plants.DataDir, "./data"},
 		{"postgres-url", cfg.Plants.PostgresURL, ""},
 		{"postgres-max-conns", strconv.Itoa(cfg.Plants.PostgresMaxConns), "16"},
