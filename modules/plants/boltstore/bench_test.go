@@ -52,3 +52,53 @@ func BenchmarkCreate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListDeep compares a page of 100 at the start of a million
+// plants with one after the 900,000th: pages seek by key, so the deep page
+// should cost what the first does. The tag variants page through the 10%
+// of plants tagged "fern" by the tag index.
+func BenchmarkListDeep(b *testing.B) {
+	const total, loadBatch = 1_000_000, 50_000
+	s, err := boltstore.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	// Ids spread over negative and positive numbers; the i-th plant
+	// (from 1) has id idOf(i).
+	idOf := func(i int) int64 { return int64(i)*1000 - total*500 }
+	fern := "fern"
+	batch := make([]plant.Plant, 0, loadBatch)
+	for i := 1; i <= total; i++ {
+		p := plant.Plant{ID: idOf(i), Name: "plant-" + strconv.Itoa(i)}
+		if i%10 == 0 {
+			p.Tag = &fern
+		}
+		if batch = append(batch, p); len(batch) == loadBatch {
+			if err := boltstore.Load(s, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	deep := idOf(900_000)
+	for _, bc := range []struct {
+		name string
+		q    plant.ListQuery
+	}{
+		{"first-page", plant.ListQuery{Limit: 100}},
+		{"after-900000th", plant.ListQuery{After: &deep, Limit: 100}},
+		{"tag/first-page", plant.ListQuery{Tag: &fern, Limit: 100}},
+		{"tag/after-900000th", plant.ListQuery{Tag: &fern, After: &deep, Limit: 100}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				page, err := s.List(ctx, bc.q)
+				if err != nil || len(page) != 100 {
+					b.Fatalf("List = %d plants, %v", len(page), err)
+				}
+			}
+		})
+	}
+}

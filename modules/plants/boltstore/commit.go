@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -51,6 +52,8 @@ type committer struct {
 	mu      sync.RWMutex // held for reading while sending on queue, for writing to close it
 	closed  bool
 	stopped chan struct{}
+
+	lastCommit time.Duration // owned by run
 
 	commits atomic.Int64 // transactions committed, for benchmarks
 	writes  atomic.Int64 // writes committed
@@ -105,22 +108,63 @@ func (c *committer) run() {
 	defer close(c.stopped)
 	batch := make([]*pending, 0, maxBatch)
 	outcomes := make([]error, 0, maxBatch)
+	fill := time.NewTimer(time.Hour)
+	fill.Stop()
+	expect := 0 // writers the next batch should hold; see waitForWriters
 	for first := range c.queue {
 		batch = append(batch[:0], first)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case p, ok := <-c.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, p)
-			default:
-				break fill
-			}
-		}
+		batch = c.drain(batch)
+		batch = c.waitForWriters(batch, expect, fill)
+		start := time.Now()
 		c.commit(batch, outcomes)
+		c.lastCommit = time.Since(start)
+		// The writers just answered will likely write again; those
+		// queued meanwhile are waiting already.
+		expect = len(batch) + len(c.queue)
 	}
+}
+
+// drain adds what is queued, without waiting.
+func (c *committer) drain(batch []*pending) []*pending {
+	for len(batch) < maxBatch {
+		select {
+		case p, ok := <-c.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// waitForWriters lets a batch fill up to the expected number of writers,
+// for at most half the last commit's duration. Without it, a steady set of
+// writers splits into two halves that take turns: one half's commit runs
+// while the other half queues, so every commit carries half of them. A
+// short wait for the returning half doubles the batch for a fraction of a
+// commit. A lone writer expects one write, so it never waits; a writer
+// that went away costs one wait, after which it is no longer expected.
+func (c *committer) waitForWriters(batch []*pending, expect int, fill *time.Timer) []*pending {
+	if len(batch) >= min(expect, maxBatch) {
+		return batch
+	}
+	fill.Reset(c.lastCommit / 2)
+	defer fill.Stop()
+	for len(batch) < min(expect, maxBatch) {
+		select {
+		case p, ok := <-c.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		case <-fill.C:
+			return batch
+		}
+	}
+	return batch
 }
 
 // commit applies batch in one transaction and answers every caller.

@@ -212,3 +212,12 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 		t.Fatalf("after Close and Open: %d plants, %v; want %d", len(got), err, n)
 	}
 }
+
+// TestCommitsAreSynced pins the settings the durability promise rests on:
+// bbolt fsyncs every commit and every growth of the file.
+func TestCommitsAreSynced(t *testing.T) {
+	s := openInternal(t)
+	if s.db.NoSync || s.db.NoGrowSync {
+		t.Fatalf("NoSync = %v, NoGrowSync = %v; want both false", s.db.NoSync, s.db.NoGrowSync)
+	}
+}

@@ -130,28 +130,37 @@ func prepare(db *bolt.DB) (err error) {
 
 // Create implements plant.Store. It returns once the plant is on disk.
 func (s *Store) Create(ctx context.Context, p plant.Plant) error {
-	key := plantKey(p.ID)
-	value := appendValue(make([]byte, 0, valueLen(p)), p)
-	var index []byte
+	key, value, index := encode(p)
+	return s.writes.do(ctx, func(tx *bolt.Tx) error { return create(tx, key[:], value, index) })
+}
+
+// encode returns p's key, value and tag index key (nil without a tag).
+func encode(p plant.Plant) (key [keyLen]byte, value, index []byte) {
+	key = plantKey(p.ID)
+	value = appendValue(make([]byte, 0, valueLen(p)), p)
 	if p.Tag != nil {
 		index = indexKey(tagDigest(*p.Tag), p.ID)
 	}
-	return s.writes.do(ctx, func(tx *bolt.Tx) error {
-		plants := tx.Bucket(plantsBucket)
-		if old := plants.Get(key[:]); old != nil {
-			if bytes.Equal(old, value) { // canonical encoding: equal bytes, equal plants
-				return nil
-			}
-			return plant.ErrConflict
+	return key, value, index
+}
+
+// create stores a plant under key with value and, when it has a tag, its
+// tag index key, unless an identical plant is stored already.
+func create(tx *bolt.Tx, key, value, index []byte) error {
+	plants := tx.Bucket(plantsBucket)
+	if old := plants.Get(key); old != nil {
+		if bytes.Equal(old, value) { // canonical encoding: equal bytes, equal plants
+			return nil
 		}
-		if err := plants.Put(key[:], value); err != nil {
-			return err
-		}
-		if index != nil {
-			return tx.Bucket(tagsBucket).Put(index, []byte{})
-		}
-		return nil
-	})
+		return plant.ErrConflict
+	}
+	if err := plants.Put(key, value); err != nil {
+		return err
+	}
+	if index != nil {
+		return tx.Bucket(tagsBucket).Put(index, []byte{})
+	}
+	return nil
 }
 
 // Delete implements plant.Store. It returns once the deletion is on disk.
@@ -237,7 +246,8 @@ func listAll(tx *bolt.Tx, q plant.ListQuery, out *[]plant.Plant) error {
 }
 
 func listTag(tx *bolt.Tx, q plant.ListQuery, out *[]plant.Plant) error {
-	plants := tx.Bucket(plantsBucket)
+	// One cursor for the lookups: Bucket.Get would allocate one per plant.
+	plants := tx.Bucket(plantsBucket).Cursor()
 	digest := tagDigest(*q.Tag)
 	c := tx.Bucket(tagsBucket).Cursor()
 	k, _ := c.Seek(digest[:])
@@ -249,8 +259,8 @@ func listTag(tx *bolt.Tx, q plant.ListQuery, out *[]plant.Plant) error {
 	}
 	for ; bytes.HasPrefix(k, digest[:]) && len(*out) < q.Limit; k, _ = c.Next() {
 		key := k[digestLen:]
-		v := plants.Get(key)
-		if v == nil {
+		pk, v := plants.Seek(key)
+		if !bytes.Equal(pk, key) {
 			id, _ := plantID(key)
 			return fmt.Errorf("boltstore: tag index names plant %d, which is not stored", id)
 		}
