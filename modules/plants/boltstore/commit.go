@@ -30,6 +30,9 @@ import (
 // and its callers' wait modest.
 const maxBatch = 1024
 
+// maxFillWait caps waitForWriters on a disk whose commits are slow.
+const maxFillWait = 5 * time.Millisecond
+
 // A write changes the store inside a transaction and returns its caller's
 // outcome: nil, plant.ErrConflict or plant.ErrNotFound, after which the
 // write must have left the transaction untouched when it is not nil. Any
@@ -141,17 +144,18 @@ func (c *committer) drain(batch []*pending) []*pending {
 }
 
 // waitForWriters lets a batch fill up to the expected number of writers,
-// for at most half the last commit's duration. Without it, a steady set of
-// writers splits into two halves that take turns: one half's commit runs
-// while the other half queues, so every commit carries half of them. A
-// short wait for the returning half doubles the batch for a fraction of a
-// commit. A lone writer expects one write, so it never waits; a writer
-// that went away costs one wait, after which it is no longer expected.
+// waiting at most half as long as the last commit took (and maxFillWait).
+// Without it, a steady set of writers splits into two halves that take
+// turns: one half's commit runs while the other half queues, so every
+// commit carries half of them. A short wait for the returning half doubles
+// the batch for a fraction of a commit. A lone writer expects one write,
+// so it never waits; a writer that went away costs one wait, after which
+// it is no longer expected.
 func (c *committer) waitForWriters(batch []*pending, expect int, fill *time.Timer) []*pending {
 	if len(batch) >= min(expect, maxBatch) {
 		return batch
 	}
-	fill.Reset(c.lastCommit / 2)
+	fill.Reset(min(c.lastCommit/2, maxFillWait))
 	defer fill.Stop()
 	for len(batch) < min(expect, maxBatch) {
 		select {
