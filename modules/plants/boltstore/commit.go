@@ -144,18 +144,18 @@ func (c *committer) drain(batch []*pending) []*pending {
 }
 
 // waitForWriters lets a batch fill up to the expected number of writers,
-// waiting at most half as long as the last commit took (and maxFillWait).
+// waiting at most as long as the last commit took (and maxFillWait).
 // Without it, a steady set of writers splits into two halves that take
 // turns: one half's commit runs while the other half queues, so every
-// commit carries half of them. A short wait for the returning half doubles
-// the batch for a fraction of a commit. A lone writer expects one write,
-// so it never waits; a writer that went away costs one wait, after which
-// it is no longer expected.
+// commit carries half of them. Waiting for the returning half doubles the
+// batch for less than a commit's time. A lone writer expects one write, so
+// it never waits; a writer that went away costs one wait, after which it
+// is no longer expected.
 func (c *committer) waitForWriters(batch []*pending, expect int, fill *time.Timer) []*pending {
 	if len(batch) >= min(expect, maxBatch) {
 		return batch
 	}
-	fill.Reset(min(c.lastCommit/2, maxFillWait))
+	fill.Reset(min(c.lastCommit, maxFillWait))
 	defer fill.Stop()
 	for len(batch) < min(expect, maxBatch) {
 		select {
