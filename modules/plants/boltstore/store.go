@@ -55,7 +55,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("bolt store: cannot create data dir %q: %w", dir, unwrapPath(err))
 	}
 	path := filepath.Join(dir, FileName)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	db, err := openBolt(path)
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, fmt.Errorf("bolt store: data dir %q is in use by another plantstore process (%s is locked)", dir, FileName)
@@ -66,11 +66,23 @@ func Open(dir string) (*Store, error) {
 	case err != nil:
 		return nil, corrupt(path, err)
 	}
-	if err := prepare(db); err != nil {
+	if err := prepare(db, path); err != nil {
 		_ = db.Close()
-		return nil, corrupt(path, err)
+		return nil, err
 	}
 	return &Store{db: db, writes: newCommitter(db)}, nil
+}
+
+// openBolt is bolt.Open, with a panic on a damaged file (bbolt panics on
+// some, e.g. a bad freelist page) turned into an error. The file handle
+// bbolt had opened then leaks; the program is about to stop anyway.
+func openBolt(path string) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("reading it panicked: %v", r)
+		}
+	}()
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
 }
 
 func corrupt(path string, err error) error {
@@ -93,39 +105,53 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// prepare creates the buckets in a new file and checks the layout of an
-// existing one. Reading a damaged file can make bbolt panic; that is turned
-// into an error so the program stops with one line.
-func prepare(db *bolt.DB) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("reading it panicked: %v", r)
-		}
+// prepare checks the layout of an existing file and creates the buckets
+// in a new one. Reading a damaged file can make bbolt panic; that is
+// turned into an error so the program stops with one line.
+func prepare(db *bolt.DB, path string) (err error) {
+	fresh := false
+	err = func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("reading it panicked: %v", r)
+			}
+		}()
+		return db.View(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(metaBucket)
+			if meta == nil {
+				if k, _ := tx.Cursor().First(); k != nil {
+					return errors.New("it holds buckets but no plantstore format version")
+				}
+				fresh = true
+				return nil
+			}
+			if v := meta.Get(formatKey); string(v) != formatVersion {
+				return fmt.Errorf("format version %q, this build reads %q", v, formatVersion)
+			}
+			if tx.Bucket(plantsBucket) == nil || tx.Bucket(tagsBucket) == nil {
+				return errors.New("buckets are missing")
+			}
+			return nil
+		})
 	}()
-	return db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if meta == nil {
-			if tx.Bucket(plantsBucket) != nil {
-				return errors.New("it has plants but no format version")
-			}
-			var err error
-			if meta, err = tx.CreateBucket(metaBucket); err != nil {
-				return err
-			}
-			if err := meta.Put(formatKey, []byte(formatVersion)); err != nil {
-				return err
-			}
-		}
-		if v := meta.Get(formatKey); string(v) != formatVersion {
-			return fmt.Errorf("format version %q, this build reads %q", v, formatVersion)
-		}
-		for _, name := range [][]byte{plantsBucket, tagsBucket} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
+	if err != nil {
+		return corrupt(path, err)
+	}
+	if !fresh {
 		return nil
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{metaBucket, plantsBucket, tagsBucket} {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(metaBucket).Put(formatKey, []byte(formatVersion))
 	})
+	if err != nil {
+		return fmt.Errorf("bolt store: cannot initialize %s: %w", path, err)
+	}
+	return nil
 }
 
 // Create implements plant.Store. It returns once the plant is on disk.

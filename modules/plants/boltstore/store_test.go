@@ -148,14 +148,44 @@ func TestOpenRefusesWhatIsNotAPlantStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	zeroedData := func(t *testing.T, path string) {
+		s := open(t, filepath.Dir(path))
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(b[2*os.Getpagesize():]) // every page but the meta pages
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missingBucket := func(t *testing.T, path string) {
+		s := open(t, filepath.Dir(path))
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("plants_by_tag")) }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, tc := range map[string]struct {
 		make func(*testing.T, string)
 		want string
 	}{
+		"zeroed data pages":      {zeroedData, "reading it panicked"},
+		"missing bucket":         {missingBucket, "buckets are missing"},
 		"text file of 100 bytes": {garbage(100), "invalid database"},
 		"text file of 64 KiB":    {garbage(64 << 10), "invalid database"},
 		"zeroed meta pages":      {zeroedMeta, "invalid database"},
-		"other bolt file":        {otherBolt, "it has plants but no format version"},
+		"other bolt file":        {otherBolt, "it holds buckets but no plantstore format version"},
 		"newer format":           {newerFormat, `format version "2", this build reads "1"`},
 	} {
 		t.Run(name, func(t *testing.T) {
