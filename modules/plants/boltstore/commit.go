@@ -15,10 +15,11 @@ import (
 // Group commit. A bbolt commit costs two fdatasyncs whatever it holds, so
 // the store runs every write through one goroutine that commits, in one
 // transaction, all the writes that queued up while the previous commit was
-// syncing. A lone write commits at once (no timer to wait for, unlike
-// bbolt's DB.Batch with its MaxBatchDelay); under load the batches grow by
-// themselves, so throughput grows with concurrency while each caller still
-// returns only after its own write is on disk.
+// syncing, and each caller returns only after its own write is on disk.
+// A lone write commits at once; under load the batches grow by themselves,
+// so throughput grows with concurrency. The one wait there is, a short one
+// for writers expected back (see waitForWriters), adapts to the load,
+// unlike the fixed MaxBatchDelay of bbolt's DB.Batch.
 //
 // Each write also reports its own outcome: a conflict or a missing plant is
 // an answer to that caller, not a failure of the transaction, so the other
@@ -124,6 +125,7 @@ func (c *committer) run() {
 		// The writers just answered will likely write again; those
 		// queued meanwhile are waiting already.
 		expect = len(batch) + len(c.queue)
+		clear(batch) // let the answered writes' plants be collected
 	}
 }
 
