@@ -11,6 +11,7 @@ LDFLAGS  := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/inte
 # Development settings for `make run`; never use this token anywhere real.
 DEV_TOKEN ?= dev-token
 HTTP_ADDR ?= :8080
+DATA_DIR  ?= ./data
 
 # The image `make docker-build` makes, tagged with the version and latest
 # (the tag deploy/k8s uses), and `make docker-run` runs.
@@ -32,9 +33,10 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/plantstore
 
 run: build
-	@echo "plantstore: serving on $(HTTP_ADDR) with token $(DEV_TOKEN). Try:"
+	@echo "plantstore: serving on $(HTTP_ADDR) with token $(DEV_TOKEN), plants kept in $(DATA_DIR)/plants.db. Try:"
 	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' http://localhost$(HTTP_ADDR)/plants"
-	PLANTSTORE_TOKENS=$(DEV_TOKEN) PLANTSTORE_HTTP_ADDR=$(HTTP_ADDR) PLANTSTORE_LOG_FORMAT=console ./$(BIN)
+	PLANTSTORE_TOKENS=$(DEV_TOKEN) PLANTSTORE_HTTP_ADDR=$(HTTP_ADDR) PLANTSTORE_STORE=bolt PLANTSTORE_DATA_DIR=$(DATA_DIR) \
+	PLANTSTORE_LOG_FORMAT=console ./$(BIN)
 
 test:
 	$(GO) test -race -count=1 -timeout 30m ./...

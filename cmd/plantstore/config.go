@@ -68,7 +68,7 @@ func newFlagSet(cfg *config, tokens *string) *flag.FlagSet {
 	fs.IntVar(&limits.MaxConcurrentRequests, "max-concurrent-requests", d.MaxConcurrentRequests, "authenticated API requests served at once; more are answered 503")
 	fs.Float64Var(&cfg.Auth.RateLimit, "rate-limit", 0, "API requests per second allowed per token, 0 for no limit; more are answered 429")
 	fs.IntVar(&cfg.Auth.RateBurst, "rate-burst", 20, "API requests a token may send at once under --rate-limit")
-	fs.StringVar(&cfg.Plants.Store, "store", plants.StoreMemory, "plant store: memory, bolt or postgres")
+	fs.StringVar(&cfg.Plants.Store, "store", plants.StoreBolt, "plant store: memory, bolt or postgres")
 	fs.StringVar(&cfg.Plants.DataDir, "data-dir", "./data", "directory of the bolt store's plants.db")
 	fs.StringVar(&cfg.Plants.PostgresURL, "postgres-url", "", "PostgreSQL connection URL or key=value string; what it leaves out comes from libpq's PG* variables (PGHOST, PGDATABASE, PGUSER, PGPASSWORD, ...)")
 	fs.IntVar(&cfg.Plants.PostgresMaxConns, "postgres-max-conns", pgstore.DefaultMaxConns, "PostgreSQL connections per process (the pool size)")

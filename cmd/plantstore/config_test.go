@@ -39,6 +39,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		{"admin-addr", cfg.HTTP.AdminAddr, ":9090"},
 		{"drain-delay", cfg.HTTP.DrainDelay.String(), "5s"},
 		{"shutdown-timeout", cfg.HTTP.ShutdownTimeout.String(), "20s"},
+		{"store", cfg.Plants.Store, "bolt"},
 		{"data-dir", cfg.Plants.DataDir, "./data"},
 		{"postgres-url", cfg.Plants.PostgresURL, ""},
 		{"postgres-max-conns", strconv.Itoa(cfg.Plants.PostgresMaxConns), "16"},
@@ -227,7 +228,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 			`plantstore: error parsing environment variables: error setting flag "drain-delay" from environment variable "PLANTSTORE_DRAIN_DELAY": parse error`},
 		{"no token", nil, nil,
 			"plantstore: no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)"},
-		{"unreadable tokens file", []string{"--tokens-file=" + missing, "--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--log-level=error"}, nil,
+		{"unreadable tokens file", []string{"--tokens-file=" + missing, "--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--log-level=error", "--store=memory"}, nil,
 			"plantstore: read tokens file: open " + missing + ": no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

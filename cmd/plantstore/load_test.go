@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -179,4 +180,41 @@ func (l *apiLoad) wait() loadResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return loadResult{sent: l.sent, acked: l.acked, statuses: l.statuses, noRetryAfter: l.noRetryAfter, transportErr: l.transportErr}
+}
+
+// verifyStored checks a store after a crash: it must hold every
+// acknowledged plant as sent, and nothing that was not sent.
+func verifyStored(t *testing.T, s plant.Store, sent, acked map[int64]plant.Plant) {
+	t.Helper()
+	ctx := context.Background()
+	for id, want := range acked {
+		got, err := s.Get(ctx, id)
+		if err != nil {
+			t.Fatalf("plant %d was answered 200 but is not stored: %v", id, err)
+		}
+		if !got.Equal(want) {
+			t.Fatalf("plant %d was answered 200 as %+v but reads back as %+v", id, want, got)
+		}
+	}
+	stored := 0
+	var after *int64
+	for {
+		page, err := s.List(ctx, plant.ListQuery{After: after, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range page {
+			if want, ok := sent[got.ID]; !ok || !got.Equal(want) {
+				t.Fatalf("stored plant %+v was never sent in that form", got)
+			}
+		}
+		stored += len(page)
+		if len(page) < 1000 {
+			break
+		}
+		after = &page[len(page)-1].ID
+	}
+	if stored < len(acked) {
+		t.Fatalf("%d plants stored, fewer than the %d acknowledged", stored, len(acked))
+	}
 }

@@ -9,7 +9,6 @@ package main
 // back, 200s return without restarting plantstore.
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -90,37 +89,7 @@ func verifyPostgres(t *testing.T, url string, sent, acked map[int64]plant.Plant)
 	t.Helper()
 	s := openPostgres(t, url)
 	defer s.Close()
-	ctx := context.Background()
-	for id, want := range acked {
-		got, err := s.Get(ctx, id)
-		if err != nil {
-			t.Fatalf("plant %d was answered 200 but is not in the database: %v", id, err)
-		}
-		if !got.Equal(want) {
-			t.Fatalf("plant %d was answered 200 as %+v but reads back as %+v", id, want, got)
-		}
-	}
-	stored := 0
-	var after *int64
-	for {
-		page, err := s.List(ctx, plant.ListQuery{After: after, Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, got := range page {
-			if want, ok := sent[got.ID]; !ok || !got.Equal(want) {
-				t.Fatalf("stored plant %+v was never sent in that form", got)
-			}
-		}
-		stored += len(page)
-		if len(page) < 1000 {
-			break
-		}
-		after = &page[len(page)-1].ID
-	}
-	if stored < len(acked) {
-		t.Fatalf("%d plants stored, fewer than the %d acknowledged", stored, len(acked))
-	}
+	verifyStored(t, s, sent, acked)
 }
 
 // TestPostgresOutage stops the database under load and starts it again,

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -67,6 +68,12 @@ func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.Trac
 	switch cfg.Store {
 	case StoreMemory:
 		store = memstore.New()
+	case StoreBolt:
+		s, err := boltstore.Open(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		store = s
 	case StorePostgres:
 		pg, err := pgstore.New(pgstore.Config{
 			URL:              cfg.PostgresURL,

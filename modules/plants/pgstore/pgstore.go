@@ -145,11 +145,13 @@ WHERE plants.name = EXCLUDED.name AND plants.tag IS NOT DISTINCT FROM EXCLUDED.t
 	// the same statement from the smallest id.
 	listSQL = `SELECT id, name, tag FROM plants WHERE id >= $2 ORDER BY id LIMIT $1`
 	// The tag filter reads as "tag = $2 AND id >= $3", spelled as a row
-	// comparison on the (tag, id) index so that only that index can give
-	// the order: with "tag = $2" the planner may walk the primary key and
-	// filter, which for a rare tag reads the whole table. (PostgreSQL's text
-	// comparison breaks ties bytewise, so <= and >= together mean equal.)
-	listTagSQL = `SELECT id, name, tag FROM plants WHERE (tag, id) >= ($2, $3) AND tag <= $2 ORDER BY tag, id LIMIT $1`
+	// comparison on the (md5(tag), id) index so that only that index can
+	// give the order: with "md5(tag) = md5($2)" the planner may walk the
+	// primary key and filter, which for a rare tag reads the whole table.
+	// (Text comparison breaks ties bytewise, so <= and >= together mean
+	// equal.) The index holds a digest because a tag may be longer than a
+	// btree entry; "tag = $2" drops the rows of a colliding tag.
+	listTagSQL = `SELECT id, name, tag FROM plants WHERE (md5(tag), id) >= (md5($2), $3) AND md5(tag) <= md5($2) AND tag = $2 ORDER BY md5(tag), id LIMIT $1`
 )
 
 // Create implements plant.Store: nil once the plant is committed, or if an
@@ -183,7 +185,7 @@ func (s *Store) Get(ctx context.Context, id int64) (plant.Plant, error) {
 }
 
 // List implements plant.Store with keyset paging: the primary key, or the
-// (tag, id) index for a tag, is sought to the cursor, so a deep page costs
+// (md5(tag), id) index for a tag, is sought to the cursor, so a deep page costs
 // what the first one does.
 func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)

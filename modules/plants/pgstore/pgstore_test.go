@@ -285,7 +285,8 @@ func TestRecoversWhenTheServerReturns(t *testing.T) {
 
 // TestListPlansSeekAnIndex: on a table large enough for the planner to
 // care, both list statements read an index from the cursor on, with no
-// filter, even for a tag that is rare or absent past the cursor. The
+// filter but the tag's own check after the seek by its digest, even for a
+// tag that is rare or absent past the cursor. The
 // generic plan, which a prepared statement may settle on after a few
 // executions, must not sort either: it cannot know how many rows a tag has.
 func TestListPlansSeekAnIndex(t *testing.T) {
@@ -334,10 +335,22 @@ FROM generate_series(1, 50000) i`); err != nil {
 		} {
 			plan := explain("EXPLAIN (COSTS OFF) EXECUTE " + c.execute)
 			if !strings.Contains(plan, "Index Scan using "+c.index) && !strings.Contains(plan, "Bitmap Index Scan on "+c.index) ||
-				strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Filter") ||
+				strings.Contains(plan, "Seq Scan") || filtersBeyondTagCheck(plan) ||
 				(mode == "force_generic_plan" && strings.Contains(plan, "Sort")) {
 				t.Errorf("%s, %s: the plan does not seek %s:\n%s", mode, c.execute, c.index, plan)
 			}
 		}
 	}
+}
+
+// filtersBeyondTagCheck reports whether a plan filters rows other than by
+// the tag check that follows a seek by the tag's digest, which drops only
+// the rows of a colliding tag.
+func filtersBeyondTagCheck(plan string) bool {
+	for _, line := range strings.Split(plan, "\n") {
+		if strings.Contains(line, "Filter") && !strings.HasPrefix(strings.TrimSpace(line), "Filter: (tag = ") {
+			return true
+		}
+	}
+	return false
 }

@@ -31,6 +31,10 @@ func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
 		{"Delete", testDelete},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"ConcurrentCreatesOfOneID", testConcurrentCreatesOfOneID},
+		{"ConcurrentConflictingCreates", testConcurrentConflictingCreates},
+		{"ConcurrentCreateAndDelete", testConcurrentCreateAndDelete},
+		{"DeleteLeavesTagFilter", testDeleteLeavesTagFilter},
+		{"LargeNameAndTag", testLargeNameAndTag},
 		{"Ping", func(t *testing.T, s plant.Store) {
 			if err := s.Ping(context.Background()); err != nil {
 				t.Fatalf("Ping = %v", err)

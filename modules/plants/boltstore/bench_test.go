@@ -1,0 +1,104 @@
+package boltstore_test
+
+import (
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// BenchmarkCreate measures durable creates (each fsynced before it
+// returns) from 1 and from 32 concurrent callers; plants/commit shows how
+// many creates the group commit put in each transaction.
+func BenchmarkCreate(b *testing.B) {
+	for _, callers := range []int{1, 32} {
+		b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
+			s, err := boltstore.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			tag := "fern"
+			var next atomic.Int64
+			create := func() error {
+				id := next.Add(1)
+				return s.Create(ctx, plant.Plant{ID: id, Name: "plant-" + strconv.FormatInt(id, 10), Tag: &tag})
+			}
+			b.ReportAllocs()
+			if callers == 1 {
+				for b.Loop() {
+					if err := create(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				// RunParallel starts parallelism × GOMAXPROCS goroutines.
+				b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := create(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			b.StopTimer()
+			writes, commits := boltstore.CommitStats(s)
+			b.ReportMetric(float64(writes)/float64(max(commits, 1)), "plants/commit")
+		})
+	}
+}
+
+// BenchmarkListDeep compares a page of 100 at the start of a million
+// plants with one after the 900,000th: pages seek by key, so the deep page
+// should cost what the first does. The tag variants page through the 10%
+// of plants tagged "fern" by the tag index.
+func BenchmarkListDeep(b *testing.B) {
+	const total, loadBatch = 1_000_000, 50_000
+	s, err := boltstore.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	// Ids spread over negative and positive numbers; the i-th plant
+	// (from 1) has id idOf(i).
+	idOf := func(i int) int64 { return int64(i)*1000 - total*500 }
+	fern := "fern"
+	batch := make([]plant.Plant, 0, loadBatch)
+	for i := 1; i <= total; i++ {
+		p := plant.Plant{ID: idOf(i), Name: "plant-" + strconv.Itoa(i)}
+		if i%10 == 0 {
+			p.Tag = &fern
+		}
+		if batch = append(batch, p); len(batch) == loadBatch {
+			if err := boltstore.Load(s, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	deep := idOf(900_000)
+	for _, bc := range []struct {
+		name string
+		q    plant.ListQuery
+	}{
+		{"first-page", plant.ListQuery{Limit: 100}},
+		{"after-900000th", plant.ListQuery{After: &deep, Limit: 100}},
+		{"tag/first-page", plant.ListQuery{Tag: &fern, Limit: 100}},
+		{"tag/after-900000th", plant.ListQuery{Tag: &fern, After: &deep, Limit: 100}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				page, err := s.List(ctx, bc.q)
+				if err != nil || len(page) != 100 {
+					b.Fatalf("List = %d plants, %v", len(page), err)
+				}
+			}
+		})
+	}
+}

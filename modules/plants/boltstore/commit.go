@@ -1,0 +1,212 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// Group commit. A bbolt commit costs two fdatasyncs whatever it holds, so
+// the store runs every write through one goroutine that commits, in one
+// transaction, all the writes that queued up while the previous commit was
+// syncing, and each caller returns only after its own write is on disk.
+// A lone write commits at once; under load the batches grow by themselves,
+// so throughput grows with concurrency. The one wait there is, a short one
+// for writers expected back (see waitForWriters), adapts to the load,
+// unlike the fixed MaxBatchDelay of bbolt's DB.Batch.
+//
+// Each write also reports its own outcome: a conflict or a missing plant is
+// an answer to that caller, not a failure of the transaction, so the other
+// writes in the batch commit regardless (DB.Batch would instead roll the
+// whole batch back and re-run the failing function alone).
+
+// maxBatch bounds one transaction. Beyond a few hundred writes a batch no
+// longer saves fsyncs worth having, and a bound keeps a commit's dirty pages
+// and its callers' wait modest.
+const maxBatch = 1024
+
+// maxFillWait caps waitForWriters on a disk whose commits are slow.
+const maxFillWait = 5 * time.Millisecond
+
+// A write changes the store inside a transaction and returns its caller's
+// outcome: nil, plant.ErrConflict or plant.ErrNotFound, after which the
+// write must have left the transaction untouched when it is not nil. Any
+// other error is a failure: the transaction is rolled back and the batch
+// re-run without that write, whose caller gets the error. So a write must
+// be a pure function of the transaction's state, safe to run again.
+type write func(tx *bolt.Tx) error
+
+type pending struct {
+	apply write
+	done  chan error // buffered: the committer never blocks on a caller
+}
+
+// errClosed answers writes that arrive after Close.
+var errClosed = errors.New("boltstore: store is closed")
+
+type committer struct {
+	db      *bolt.DB
+	queue   chan *pending
+	mu      sync.RWMutex // held for reading while sending on queue, for writing to close it
+	closed  bool
+	stopped chan struct{}
+
+	lastCommit time.Duration // owned by run
+
+	commits atomic.Int64 // transactions committed, for benchmarks
+	writes  atomic.Int64 // writes committed
+}
+
+func newCommitter(db *bolt.DB) *committer {
+	c := &committer{db: db, queue: make(chan *pending, maxBatch), stopped: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+// do runs w in a shared transaction and returns its outcome once the
+// transaction is durable. When ctx ends first, do returns ctx.Err() and the
+// write may or may not be committed; an identical retry settles it.
+func (c *committer) do(ctx context.Context, w write) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := &pending{apply: w, done: make(chan error, 1)}
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return errClosed
+	}
+	select {
+	case c.queue <- p:
+	case <-ctx.Done():
+		c.mu.RUnlock()
+		return ctx.Err()
+	}
+	c.mu.RUnlock()
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close commits the writes already queued, then stops the committer.
+func (c *committer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.queue)
+	}
+	c.mu.Unlock()
+	<-c.stopped
+}
+
+func (c *committer) run() {
+	defer close(c.stopped)
+	batch := make([]*pending, 0, maxBatch)
+	outcomes := make([]error, 0, maxBatch)
+	fill := time.NewTimer(time.Hour)
+	fill.Stop()
+	expect := 0 // writers the next batch should hold; see waitForWriters
+	for first := range c.queue {
+		batch = append(batch[:0], first)
+		batch = c.drain(batch)
+		batch = c.waitForWriters(batch, expect, fill)
+		start := time.Now()
+		c.commit(batch, outcomes)
+		c.lastCommit = time.Since(start)
+		// The writers just answered will likely write again; those
+		// queued meanwhile are waiting already.
+		expect = len(batch) + len(c.queue)
+		clear(batch) // let the answered writes' plants be collected
+	}
+}
+
+// drain adds what is queued, without waiting.
+func (c *committer) drain(batch []*pending) []*pending {
+	for len(batch) < maxBatch {
+		select {
+		case p, ok := <-c.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// waitForWriters lets a batch fill up to the expected number of writers,
+// waiting at most as long as the last commit took (and maxFillWait).
+// Without it, a steady set of writers splits into two halves that take
+// turns: one half's commit runs while the other half queues, so every
+// commit carries half of them. Waiting for the returning half doubles the
+// batch for less than a commit's time. A lone writer expects one write, so
+// it never waits; a writer that went away costs one wait, after which it
+// is no longer expected.
+func (c *committer) waitForWriters(batch []*pending, expect int, fill *time.Timer) []*pending {
+	if len(batch) >= min(expect, maxBatch) {
+		return batch
+	}
+	fill.Reset(min(c.lastCommit, maxFillWait))
+	defer fill.Stop()
+	for len(batch) < min(expect, maxBatch) {
+		select {
+		case p, ok := <-c.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		case <-fill.C:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit applies batch in one transaction and answers every caller.
+func (c *committer) commit(batch []*pending, outcomes []error) {
+	for len(batch) > 0 {
+		outcomes = outcomes[:len(batch)]
+		failed := -1
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			for i, p := range batch {
+				err := p.apply(tx)
+				if err != nil && !errors.Is(err, plant.ErrConflict) && !errors.Is(err, plant.ErrNotFound) {
+					failed = i
+					return err
+				}
+				outcomes[i] = err
+			}
+			return nil
+		})
+		if failed >= 0 {
+			// Rolled back: answer the failed write and re-run the others
+			// in their order, which matters when two touch the same id.
+			batch[failed].done <- err
+			batch = append(batch[:failed], batch[failed+1:]...)
+			continue
+		}
+		if err == nil {
+			c.commits.Add(1)
+			c.writes.Add(int64(len(batch)))
+		}
+		for i, p := range batch {
+			if err != nil {
+				p.done <- err // the commit failed; a retry settles each write's fate
+			} else {
+				p.done <- outcomes[i]
+			}
+		}
+		return
+	}
+}

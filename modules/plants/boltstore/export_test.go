@@ -1,0 +1,27 @@
+package boltstore
+
+import (
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// CommitStats reports how many writes and transactions s has committed, so
+// benchmarks can show the writes each commit carried.
+func CommitStats(s *Store) (writes, commits int64) {
+	return s.writes.writes.Load(), s.writes.commits.Load()
+}
+
+// Load stores plants in one transaction, the way Create stores each: for
+// building large benchmark data sets quickly.
+func Load(s *Store, plants []plant.Plant) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for _, p := range plants {
+			key, value, index := encode(p)
+			if err := create(tx, key[:], value, index); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
