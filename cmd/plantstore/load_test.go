@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -216,5 +218,51 @@ func verifyStored(t *testing.T, s plant.Store, sent, acked map[int64]plant.Plant
 	}
 	if stored < len(acked) {
 		t.Fatalf("%d plants stored, fewer than the %d acknowledged", stored, len(acked))
+	}
+}
+
+// The crash tests' load: SIGKILL comes after crashMinAcked answers 200, at
+// a random moment within the next 200 ms, crashCycles times over the same
+// data; crashMaxPerCycle bounds a cycle whose kill comes late.
+const (
+	crashCycles      = 5
+	crashWorkers     = 8
+	crashMaxPerCycle = 4000 // per worker
+	crashMinAcked    = 200
+)
+
+// runCrashCycles runs a plantstore child with env under concurrent create
+// load, kills it with SIGKILL at a random moment, and repeats. After each
+// kill, verify gets every create sent and every create answered 200 so far;
+// at each restart the acknowledged plants are read back through the API.
+func runCrashCycles(t *testing.T, env []string, verify func(sent, acked map[int64]plant.Plant)) {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed>>1))
+	sent := map[int64]plant.Plant{}  // every create sent, answered or not
+	acked := map[int64]plant.Plant{} // every create answered 200
+
+	for cycle := range crashCycles {
+		p := startProcess(t, env...)
+		recheckAcked(t, p.API, acked, rng)
+
+		load := startAPILoad(p.API, int64(cycle), crashWorkers, crashMaxPerCycle)
+		load.waitFor(t, strconv.Itoa(crashMinAcked)+" answers 200", func(s map[int]int) bool {
+			return s[http.StatusOK] >= crashMinAcked
+		})
+		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond) // a random moment under load
+		if err := p.Cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		p.Wait(t, 30*time.Second)
+		res := load.wait()
+		if len(res.statuses) != 1 {
+			t.Fatalf("cycle %d: answers by status %v, want only 200s before the kill", cycle, res.statuses)
+		}
+		maps.Copy(sent, res.sent)
+		maps.Copy(acked, res.acked)
+		t.Logf("cycle %d: %d creates answered 200 before SIGKILL, %d sent", cycle, len(res.acked), len(res.sent))
+		verify(sent, acked)
 	}
 }

@@ -20,47 +20,11 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-const (
-	pgCrashCycles      = 5
-	pgCrashWorkers     = 8
-	pgCrashMaxPerCycle = 4000 // per worker: bounds a cycle if the kill comes late
-	pgCrashMinAcked    = 200  // creates answered before the kill may come
-)
-
 func TestPostgresServiceCrashKeepsEveryAcknowledgedCreate(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, seed>>1))
-	sent := map[int64]plant.Plant{}  // every create sent, answered or not
-	acked := map[int64]plant.Plant{} // every create answered 200
-
-	for cycle := range pgCrashCycles {
-		p := startProcess(t, "PLANTSTORE_STORE=postgres", "PLANTSTORE_POSTGRES_URL="+url)
-		recheckAcked(t, p.API, acked, rng)
-
-		load := startAPILoad(p.API, int64(cycle), pgCrashWorkers, pgCrashMaxPerCycle)
-		load.waitFor(t, strconv.Itoa(pgCrashMinAcked)+" answers 200", func(s map[int]int) bool {
-			return s[http.StatusOK] >= pgCrashMinAcked
-		})
-		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond) // a random moment under load
-		if err := p.Cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		p.Wait(t, 30*time.Second)
-		res := load.wait()
-		if len(res.statuses) != 1 {
-			t.Fatalf("cycle %d: answers by status %v, want only 200s before the kill", cycle, res.statuses)
-		}
-		for id, pl := range res.sent {
-			sent[id] = pl
-		}
-		for id, pl := range res.acked {
-			acked[id] = pl
-		}
-		t.Logf("cycle %d: %d creates answered 200 before SIGKILL, %d sent", cycle, len(res.acked), len(res.sent))
+	runCrashCycles(t, []string{"PLANTSTORE_STORE=postgres", "PLANTSTORE_POSTGRES_URL=" + url}, func(sent, acked map[int64]plant.Plant) {
 		verifyPostgres(t, url, sent, acked)
-	}
+	})
 }
 
 // recheckAcked re-sends a sample of the acknowledged creates to a restarted
