@@ -48,6 +48,10 @@ func (h *Handlers) Routes() []httpserver.Route {
 	}
 }
 
+// StatusClientClosedRequest is nginx's status for a request whose client
+// disconnected before the answer; no client ever receives it.
+const StatusClientClosedRequest = 499
+
 // retryAfterSeconds is what a client is told to wait while the store is
 // unreachable: long enough not to hammer it, short enough to recover fast.
 const retryAfterSeconds = 1
@@ -62,6 +66,13 @@ func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error,
 			"plant "+strconv.FormatInt(id, 10)+" already exists with a different name or tag")
 	case errors.Is(err, plant.ErrNotFound):
 		httperr.Write(w, http.StatusNotFound, "plant "+strconv.FormatInt(id, 10)+" not found")
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The client went away while the store worked (its connection
+		// closed): nobody reads this answer, and it is not a server error,
+		// so it is neither logged as one nor counted as a 5xx. 499 is the
+		// status proxies use for it.
+		h.log.Debug("client gone before the store answered", requestFields(r, err)...)
+		httperr.Write(w, StatusClientClosedRequest, "the client closed the request")
 	case errors.Is(err, plant.ErrUnavailable):
 		h.log.Warn("store unavailable", requestFields(r, err)...)
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -95,4 +96,22 @@ func TestMethodNotAllowed(t *testing.T) {
 			t.Errorf("PUT %s = %d Allow %q, want 405 Allow %q", target, w.Code, w.Header().Get("Allow"), allow)
 		}
 	}
+}
+
+// TestClientGoneIsNotAServerError: a client that disconnects while the store
+// works (the store returns the request context's error) is answered 499,
+// not counted as a 500.
+func TestClientGoneIsNotAServerError(t *testing.T) {
+	api := newTestAPI(t, failingStore{err: context.Canceled})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/plants", strings.NewReader(`{"id":1,"name":"a"}`))
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, req)
+	assertAnswer(t, w, StatusClientClosedRequest, `{"error":499,"message":"the client closed the request"}`)
+
+	// The same error while the client is still there is the store's failure.
+	w = serve(newTestAPI(t, failingStore{err: context.Canceled}), http.MethodGet, "/plants/1")
+	assertAnswer(t, w, http.StatusInternalServerError, `{"error":500,"message":"internal error"}`)
 }
