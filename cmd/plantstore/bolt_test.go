@@ -98,11 +98,11 @@ func runToExit(t *testing.T, bin string, cred *syscall.Credential, env ...string
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	select {
-	case <-exited:
+	case <-exited: //nolint:errcheck // a non-zero exit is what the caller checks, through the exit code
 		return cmd.ProcessState.ExitCode(), stderr.String()
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		<-exited
+		<-exited //nolint:errcheck // killed: its exit error is expected
 		t.Fatalf("plantstore did not exit within 30s; stderr:\n%s", stderr.String())
 		return -1, ""
 	}
