@@ -4,7 +4,8 @@
 // traces), auth (bearer tokens), plants (the API and its store) and http
 // (the API and admin listeners). main parses the configuration, wires the
 // modules, starts them, waits for SIGTERM or SIGINT and stops them in
-// reverse order: listeners drain, then traces flush, then the store closes.
+// reverse order: listeners drain, then the store closes, then traces flush
+// (so that the store's last spans are exported too).
 package main
 
 import (
