@@ -9,7 +9,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,24 +69,6 @@ func inspect(t *testing.T, object, field string, v any) {
 	out := docker(t, "inspect", "--format", "{{json "+field+"}}", object)
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		t.Fatalf("docker inspect %s %s: %v in %s", field, object, err, out)
-	}
-}
-
-// repoRoot is the directory of go.mod, the image's build context.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test's directory")
-		}
-		dir = parent
 	}
 }
 

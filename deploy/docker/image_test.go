@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/repo"
 )
 
 // maxImageBytes is the image's size budget, 25 MiB. In decimal megabytes,
@@ -46,7 +48,7 @@ func image(t *testing.T) string {
 	t.Helper()
 	requireDocker(t)
 	built.once.Do(func() {
-		root, err := repoRoot()
+		root, err := repo.Root()
 		if err != nil {
 			built.err = err
 			return

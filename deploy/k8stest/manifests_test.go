@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/plantstore/plantstore/internal/repo"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
 )
@@ -57,7 +58,7 @@ func workload(t *testing.T, m *Manifests) (*appsv1.Deployment, *corev1.Container
 // complete: a new overlay or component under deploy/k8s needs its place
 // in Kustomizations (a component through a testdata kustomization).
 func TestEveryKustomizationIsRendered(t *testing.T) {
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

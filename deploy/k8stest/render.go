@@ -6,15 +6,14 @@
 package k8stest
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/plantstore/plantstore/internal/repo"
 	"github.com/plantstore/plantstore/modules/plants"
 )
 
@@ -45,7 +44,7 @@ var Kustomizations = []Kustomization{
 // with kustomize's default options, those of `kubectl apply -k`, and
 // decodes every object strictly.
 func Render(dir string) (*Manifests, error) {
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return nil, err
 	}
@@ -82,22 +81,3 @@ var RenderAll = sync.OnceValues(func() (map[string]*Manifests, error) {
 	}
 	return all, nil
 })
-
-// RepoRoot is the directory of go.mod, found upwards from the working
-// directory (a test's package directory).
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
