@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/internal/buildinfo"
-	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
 // Tracing is the service's OpenTelemetry tracer provider and the API
@@ -147,44 +143,3 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// Middleware starts one server span per request, continuing the trace of an
-// incoming traceparent header, named after the route template ("POST
-// /plants") and carrying the HTTP semantic-convention attributes. With
-// tracing off it returns next itself.
-func (t *Tracing) Middleware(next http.Handler) http.Handler {
-	if !t.Enabled() {
-		return next
-	}
-	traced := otelhttp.NewHandler(next, "",
-		otelhttp.WithTracerProvider(t.provider),
-		otelhttp.WithPropagators(t.propagator),
-		otelhttp.WithSpanNameFormatter(spanName),
-		// The Prometheus histogram measures requests already; otelhttp's own
-		// metrics would be computed only to be dropped.
-		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
-	)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// otelhttp takes http.route from the request's pattern, which only
-		// net/http's ServeMux sets; give it the template the router matched,
-		// so that the attribute is there from the span's start.
-		if route := httpserver.RouteTemplate(r.Context()); route != httpserver.UnmatchedRoute && r.Pattern == "" {
-			r = r.WithContext(r.Context())
-			r.Pattern = route
-		}
-		traced.ServeHTTP(w, r)
-	})
-}
-
-// spanName follows the HTTP semantic conventions: "{method} {route}", or
-// the method alone when no route matched, so the name is never a raw path.
-func spanName(_ string, r *http.Request) string {
-	method := methodLabel(r.Method)
-	if method == "OTHER" {
-		method = "HTTP"
-	}
-	route := httpserver.RouteTemplate(r.Context())
-	if route == httpserver.UnmatchedRoute {
-		return method
-	}
-	return method + " " + route
-}

@@ -164,6 +164,8 @@ func TestServerSpanIsNamedAfterTheRoute(t *testing.T) {
 		"http.request.method":       "POST",
 		"http.response.status_code": int64(http.StatusCreated),
 		"url.path":                  "/plants",
+		"url.scheme":                "http",
+		"network.protocol.version":  "1.1",
 	})
 
 	if get.Name() != "GET /plants/{id}" {
@@ -185,6 +187,7 @@ func TestServerSpanIsNamedAfterTheRoute(t *testing.T) {
 	if boom.Status().Code != codes.Error {
 		t.Errorf("a 500 has span status %v, want Error", boom.Status().Code)
 	}
+	wantAttrs(t, boom, map[attribute.Key]any{"http.response.status_code": int64(500), "error.type": "500"})
 }
 
 func wantAttrs(t *testing.T, span sdktrace.ReadOnlySpan, want map[attribute.Key]any) {
