@@ -48,13 +48,8 @@ func checkJSONContentType(w http.ResponseWriter, r *http.Request) bool {
 // answers 413 and returns false; a body that declares its size too large is
 // refused before a byte of it is read.
 func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) bool {
-	tooLarge := func() bool {
-		httperr.Write(w, http.StatusRequestEntityTooLarge,
-			"request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
-		return false
-	}
 	if r.ContentLength > limit {
-		return tooLarge()
+		return bodyTooLarge(w, limit)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	var maxErr *http.MaxBytesError
@@ -62,11 +57,17 @@ func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit i
 	case err == nil:
 		return true
 	case errors.As(err, &maxErr):
-		return tooLarge()
+		return bodyTooLarge(w, limit)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		httperr.Write(w, http.StatusBadRequest, "request body ended before its declared length")
 	default:
 		httperr.Write(w, http.StatusBadRequest, "request body could not be read")
 	}
+	return false
+}
+
+func bodyTooLarge(w http.ResponseWriter, limit int64) bool {
+	httperr.Write(w, http.StatusRequestEntityTooLarge,
+		"request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
 	return false
 }

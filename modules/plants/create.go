@@ -32,7 +32,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	httperr.SetJSONContentType(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -22,7 +22,8 @@ func AccessLog(log *zap.Logger) httpserver.Middleware {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w, r, ex := captureExchange(w, r)
 			ex.requestID = requestID(r.Header.Get(RequestIDHeader))
-			w.Header()[RequestIDHeader] = []string{ex.requestID}
+			ex.requestIDValue[0] = ex.requestID
+			w.Header()[RequestIDHeader] = ex.requestIDValue[:]
 			served := false
 			defer func() {
 				if !served {
@@ -38,9 +39,12 @@ func AccessLog(log *zap.Logger) httpserver.Middleware {
 	}
 }
 
+// accessFieldCount is the most fields an access line has: six, and the
+// trace and span ids.
+const accessFieldCount = 8
+
 func accessFields(r *http.Request, ex *exchange) []zap.Field {
-	fields := make([]zap.Field, 0, 9)
-	fields = append(fields,
+	fields := append(ex.fields[:0],
 		zap.String("method", methodLabel(r.Method)), // bounded: a client can send any token
 		zap.String("route", httpserver.RouteTemplate(r.Context())),
 		zap.Int("status", ex.status),

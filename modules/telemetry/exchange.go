@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.uber.org/zap"
+
 	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
@@ -26,6 +28,11 @@ type exchange struct {
 	bytes       int64
 	wroteHeader bool
 	requestID   string
+
+	// Storage that the access log and the X-Request-Id header use, kept
+	// here so that they cost no allocation of their own.
+	requestIDValue [1]string
+	fields         [accessFieldCount]zap.Field
 }
 
 // exchangeFrom returns the exchange an outer middleware captures, or nil.

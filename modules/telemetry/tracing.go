@@ -142,4 +142,3 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	}
 	return nil
 }
-

@@ -12,10 +12,18 @@ import (
 
 // Write answers status with an Error body carrying message.
 func Write(w http.ResponseWriter, status int, message string) {
-	w.Header().Set("Content-Type", "application/json")
+	SetJSONContentType(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(Body(status, message))
 }
+
+// jsonContentType is shared by every answer: Header.Set would allocate a
+// fresh one-element slice per answer. net/http only reads header values, so
+// sharing is safe as long as no handler writes into the slice in place.
+var jsonContentType = []string{"application/json"}
+
+// SetJSONContentType sets Content-Type: application/json on h.
+func SetJSONContentType(h http.Header) { h["Content-Type"] = jsonContentType }
 
 // Body returns the JSON Error body for status and message.
 func Body(status int, message string) []byte {
