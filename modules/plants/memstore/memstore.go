@@ -12,60 +12,107 @@ import (
 )
 
 // Store is an in-memory plant.Store. A B-tree keeps plants in id order, so
-// listing seeks to a page instead of sorting the whole set.
+// listing seeks to a page instead of sorting the whole set. Its records hold
+// no pointers (names and tags live in texts), so that a large store adds
+// next to nothing to each garbage collection: with strings in the records,
+// marking them took a sixth of the service's CPU under a create load.
 type Store struct {
-	mu     sync.RWMutex
-	plants *btree.BTreeG[plant.Plant]
+	mu      sync.RWMutex
+	records *btree.BTreeG[record]
+	texts   texts
 }
+
+// record is one stored plant: its id and where its name and tag are.
+type record struct {
+	id      int64
+	text    textRef // the name, then the tag
+	nameLen uint32
+	hasTag  bool
+}
+
+func byID(a, b record) bool { return a.id < b.id }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{plants: btree.NewG(32, func(a, b plant.Plant) bool { return a.ID < b.ID })}
+	return &Store{records: btree.NewG(32, byID)}
 }
 
 // Create implements plant.Store.
 func (s *Store) Create(_ context.Context, p plant.Plant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.plants.Get(p); ok {
-		if old.Equal(p) {
+	if old, ok := s.records.Get(record{id: p.ID}); ok {
+		if s.holds(old, p) {
 			return nil
 		}
 		return plant.ErrConflict
 	}
-	s.plants.ReplaceOrInsert(p)
+	rec := record{id: p.ID, nameLen: uint32(len(p.Name)), hasTag: p.Tag != nil}
+	tag := ""
+	if p.Tag != nil {
+		tag = *p.Tag
+	}
+	rec.text = s.texts.add(p.Name, tag)
+	s.records.ReplaceOrInsert(rec)
 	return nil
+}
+
+// holds reports whether rec stores exactly p's name and tag.
+func (s *Store) holds(rec record, p plant.Plant) bool {
+	if rec.hasTag != (p.Tag != nil) || int(rec.nameLen) != len(p.Name) {
+		return false
+	}
+	text := s.texts.bytes(rec.text)
+	if string(text[:rec.nameLen]) != p.Name {
+		return false
+	}
+	return p.Tag == nil || string(text[rec.nameLen:]) == *p.Tag
+}
+
+// plant returns rec as a plant, its strings copied out of the blocks.
+func (s *Store) plant(rec record) plant.Plant {
+	text := s.texts.bytes(rec.text)
+	p := plant.Plant{ID: rec.id, Name: string(text[:rec.nameLen])}
+	if rec.hasTag {
+		p.Tag = plant.StringPtr(string(text[rec.nameLen:]))
+	}
+	return p
+}
+
+// hasTag reports whether rec's tag is tag, without copying it.
+func (s *Store) hasTag(rec record, tag string) bool {
+	return rec.hasTag && string(s.texts.bytes(rec.text)[rec.nameLen:]) == tag
 }
 
 // Get implements plant.Store.
 func (s *Store) Get(_ context.Context, id int64) (plant.Plant, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	p, ok := s.plants.Get(plant.Plant{ID: id})
+	rec, ok := s.records.Get(record{id: id})
 	if !ok {
 		return plant.Plant{}, plant.ErrNotFound
 	}
-	return p, nil
+	return s.plant(rec), nil
 }
 
 // List implements plant.Store.
 func (s *Store) List(_ context.Context, q plant.ListQuery) ([]plant.Plant, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]plant.Plant, 0, min(q.Limit, s.plants.Len()))
-	collect := func(p plant.Plant) bool {
-		if q.After != nil && p.ID == *q.After {
+	out := make([]plant.Plant, 0, min(q.Limit, s.records.Len()))
+	collect := func(rec record) bool {
+		if q.After != nil && rec.id == *q.After {
 			return true
 		}
-		if q.Tag == nil || (p.Tag != nil && *p.Tag == *q.Tag) {
-			out = append(out, p)
+		if q.Tag == nil || s.hasTag(rec, *q.Tag) {
+			out = append(out, s.plant(rec))
 		}
 		return len(out) < q.Limit
 	}
 	if q.After == nil {
-		s.plants.Ascend(collect)
+		s.records.Ascend(collect)
 	} else {
-		s.plants.AscendGreaterOrEqual(plant.Plant{ID: *q.After}, collect)
+		s.records.AscendGreaterOrEqual(record{id: *q.After}, collect)
 	}
 	return out, nil
 }
@@ -74,10 +121,29 @@ func (s *Store) List(_ context.Context, q plant.ListQuery) ([]plant.Plant, error
 func (s *Store) Delete(_ context.Context, id int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.plants.Delete(plant.Plant{ID: id}); !ok {
+	rec, ok := s.records.Delete(record{id: id})
+	if !ok {
 		return plant.ErrNotFound
 	}
+	s.texts.drop(rec.text)
+	if s.texts.wasteful() {
+		s.compact()
+	}
 	return nil
+}
+
+// compact copies the live texts into fresh blocks, so that memory freed by
+// deletes returns to the runtime. It runs when deleted texts outweigh live
+// ones, so its cost is at most that of the creates since the last one.
+func (s *Store) compact() {
+	var fresh texts
+	records := btree.NewG(32, byID)
+	s.records.Ascend(func(rec record) bool {
+		rec.text = fresh.addBytes(s.texts.bytes(rec.text))
+		records.ReplaceOrInsert(rec)
+		return true
+	})
+	s.records, s.texts = records, fresh
 }
 
 // Ping implements plant.Store; memory is always reachable.
