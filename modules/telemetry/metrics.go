@@ -40,9 +40,13 @@ func MetricsRoute(reg *prometheus.Registry) []httpserver.Route {
 
 // HTTPMetrics are the API listener's request metrics.
 type HTTPMetrics struct {
-	duration *prometheus.HistogramVec
-	inFlight prometheus.Gauge
+	duration  *prometheus.HistogramVec
+	inFlight  prometheus.Gauge
+	exemplars *exemplarGates
 }
+
+// durationBuckets are the classic buckets of the request duration.
+var durationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
 // NewHTTPMetrics registers the request metrics on reg.
 func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
@@ -50,7 +54,7 @@ func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:                            "http_server_request_duration_seconds",
 			Help:                            "Duration of API requests, by method, route template and status code.",
-			Buckets:                         []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+			Buckets:                         durationBuckets,
 			NativeHistogramBucketFactor:     1.1,
 			NativeHistogramMaxBucketNumber:  100,
 			NativeHistogramMinResetDuration: time.Hour,
@@ -60,6 +64,7 @@ func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
 			Help: "API requests being served now.",
 		}),
 	}
+	m.exemplars = &exemplarGates{buckets: durationBuckets}
 	for _, c := range []prometheus.Collector{m.duration, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -70,8 +75,9 @@ func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
 
 // Middleware observes each request's duration under its route template,
 // never the raw path, so that clients cannot grow the series count. A
-// request inside a sampled trace leaves its trace id as an exemplar, which
-// links a slow bucket to a trace that shows why.
+// request inside a sampled trace leaves its trace id as an exemplar (at
+// most one a second per bucket: see exemplarInterval), which links a slow
+// bucket to a trace that shows why.
 func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.inFlight.Inc()
@@ -92,7 +98,7 @@ func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
 func (m *HTTPMetrics) observe(r *http.Request, ex *exchange) {
 	obs := m.duration.WithLabelValues(methodLabel(r.Method), httpserver.RouteTemplate(r.Context()), codeLabel(ex.status))
 	seconds := ex.elapsed().Seconds()
-	if sc := trace.SpanContextFromContext(r.Context()); sc.IsSampled() {
+	if sc := trace.SpanContextFromContext(r.Context()); sc.IsSampled() && m.exemplars.due(obs, seconds, time.Now()) {
 		obs.(prometheus.ExemplarObserver).ObserveWithExemplar(seconds, prometheus.Labels{"trace_id": sc.TraceID().String()})
 		return
 	}
