@@ -108,7 +108,7 @@ func (s *instrumentedStore) begin(ctx context.Context, op storeOp, extra attribu
 		if extra.Valid() {
 			attrs = trace.WithAttributes(s.name, extra)
 		}
-		ctx, c.span = s.tracer.Start(ctx, opSpanNames[op], trace.WithSpanKind(trace.SpanKindInternal), attrs)
+		ctx, c.span = s.tracer.Start(ctx, opSpanNames[op], internalSpan, attrs)
 	}
 	return ctx, c
 }
@@ -150,6 +150,9 @@ func storeResult(err error) string {
 	}
 	return resultError
 }
+
+// internalSpan is built once: an option value costs an allocation.
+var internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
 
 func idAttr(id int64) attribute.KeyValue { return attribute.Int64("plant.id", id) }
 
