@@ -58,16 +58,25 @@ type committer struct {
 	stopped chan struct{}
 
 	lastCommit time.Duration // owned by run
+	durable    atomic.Uint64 // id of the last transaction known to be on disk
 
 	commits atomic.Int64 // transactions committed, for benchmarks
 	writes  atomic.Int64 // writes committed
 }
 
-func newCommitter(db *bolt.DB) *committer {
+// newCommitter starts the committer of db, whose committed transactions up
+// to durableTx are on disk.
+func newCommitter(db *bolt.DB, durableTx uint64) *committer {
 	c := &committer{db: db, queue: make(chan *pending, maxBatch), stopped: make(chan struct{})}
+	c.durable.Store(durableTx)
 	go c.run()
 	return c
 }
+
+// onDisk reports whether the state a read transaction sees is on disk. A
+// reader can see a commit whose final fdatasync has not returned yet (bbolt
+// writes the meta page, then syncs it); such a state is not durable yet.
+func (c *committer) onDisk(tx *bolt.Tx) bool { return uint64(tx.ID()) <= c.durable.Load() }
 
 // do runs w in a shared transaction and returns its outcome once the
 // transaction is durable. When ctx ends first, do returns ctx.Err() and the
@@ -178,7 +187,9 @@ func (c *committer) commit(batch []*pending, outcomes []error) {
 	for len(batch) > 0 {
 		outcomes = outcomes[:len(batch)]
 		failed := -1
+		var txID int
 		err := c.db.Update(func(tx *bolt.Tx) error {
+			txID = tx.ID()
 			for i, p := range batch {
 				err := p.apply(tx)
 				if err != nil && !errors.Is(err, plant.ErrConflict) && !errors.Is(err, plant.ErrNotFound) {
@@ -197,6 +208,7 @@ func (c *committer) commit(batch []*pending, outcomes []error) {
 			continue
 		}
 		if err == nil {
+			c.durable.Store(uint64(txID))
 			c.commits.Add(1)
 			c.writes.Add(int64(len(batch)))
 		}

@@ -221,3 +221,33 @@ func TestCommitsAreSynced(t *testing.T) {
 		t.Fatalf("NoSync = %v, NoGrowSync = %v; want both false", s.db.NoSync, s.db.NoGrowSync)
 	}
 }
+
+// A create of a plant already on disk is answered without a commit; one
+// whose plant is visible but not known to be on disk yet (its commit's last
+// fdatasync still running) waits for a commit like any write.
+func TestRecreateIsAnsweredFromDiskOnlyWhenDurable(t *testing.T) {
+	s := openInternal(t)
+	fern := plant.Plant{ID: 7, Name: "fern", Tag: plant.StringPtr("green")}
+	if err := s.Create(ctx, fern); err != nil {
+		t.Fatal(err)
+	}
+	_, commits := CommitStats(s)
+
+	if err := s.Create(ctx, fern); err != nil {
+		t.Fatalf("identical re-create: %v", err)
+	}
+	if err := s.Create(ctx, plant.Plant{ID: 7, Name: "fern"}); !errors.Is(err, plant.ErrConflict) {
+		t.Fatalf("different plant under the id: %v, want ErrConflict", err)
+	}
+	if _, after := CommitStats(s); after != commits {
+		t.Fatalf("re-creates of a plant on disk committed %d transactions, want none", after-commits)
+	}
+
+	s.writes.durable.Add(^uint64(0)) // the last commit's sync has not returned yet
+	if err := s.Create(ctx, fern); err != nil {
+		t.Fatalf("identical re-create before its sync: %v", err)
+	}
+	if _, after := CommitStats(s); after != commits+1 {
+		t.Fatalf("a re-create of a plant not known on disk committed %d transactions, want 1", after-commits)
+	}
+}

@@ -70,7 +70,15 @@ func Open(dir string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db, writes: newCommitter(db)}, nil
+	// A process killed in a commit can leave its last pages in the page
+	// cache only; one sync puts everything this process reads on disk.
+	var txID int
+	if err := db.Sync(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bolt store: cannot sync %s: %w", path, err)
+	}
+	_ = db.View(func(tx *bolt.Tx) error { txID = tx.ID(); return nil })
+	return &Store{db: db, writes: newCommitter(db, uint64(txID))}, nil
 }
 
 // openBolt is bolt.Open, with a panic on a damaged file (bbolt panics on
@@ -155,9 +163,36 @@ func prepare(db *bolt.DB, path string) (err error) {
 }
 
 // Create implements plant.Store. It returns once the plant is on disk.
+//
+// A create of an id already on disk (a client's retry, most often) is
+// answered from a read: identical is success, different a conflict. It
+// needs no commit, so retries cost neither an fsync nor a place in a batch.
 func (s *Store) Create(ctx context.Context, p plant.Plant) error {
 	key, value, index := encode(p)
+	if settled, err := s.settledOnDisk(key[:], value); settled {
+		return err
+	}
 	return s.writes.do(ctx, func(tx *bolt.Tx) error { return create(tx, key[:], value, index) })
+}
+
+// settledOnDisk answers a create from what is on disk, when a plant is
+// stored under key there.
+func (s *Store) settledOnDisk(key, value []byte) (settled bool, err error) {
+	viewErr := s.db.View(func(tx *bolt.Tx) error {
+		old := tx.Bucket(plantsBucket).Get(key)
+		if old == nil || !s.writes.onDisk(tx) {
+			return nil
+		}
+		settled = true
+		if !bytes.Equal(old, value) {
+			err = plant.ErrConflict
+		}
+		return nil
+	})
+	if viewErr != nil { // the write path meets the same failure and reports it
+		return false, nil
+	}
+	return settled, err
 }
 
 // encode returns p's key, value and tag index key (nil without a tag).
