@@ -64,6 +64,7 @@ type Store struct {
 	// connection, connecting, and the statement. It catches what the server
 	// cannot, such as a network that drops packets.
 	callTimeout time.Duration
+	creates     *batcher
 }
 
 // New returns a store on a connection pool. It does not connect: the pool
@@ -101,11 +102,13 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return &Store{
+	s := &Store{
 		pool:          pool,
 		migrateConfig: migrateConfig,
 		callTimeout:   cfg.ConnectTimeout + cfg.StatementTimeout,
-	}, nil
+	}
+	s.creates = newBatcher(s, createLanes(cfg.MaxConns))
+	return s, nil
 }
 
 // Open returns a store whose schema is migrated: New, then Migrate.
@@ -156,7 +159,13 @@ WHERE plants.name = EXCLUDED.name AND plants.tag IS NOT DISTINCT FROM EXCLUDED.t
 
 // Create implements plant.Store: nil once the plant is committed, or if an
 // identical plant was there; plant.ErrConflict if a different one was.
+// Concurrent creates share a statement (see batch.go).
 func (s *Store) Create(ctx context.Context, p plant.Plant) error {
+	return s.creates.create(ctx, p)
+}
+
+// createOne is Create in a statement of its own.
+func (s *Store) createOne(ctx context.Context, p plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
@@ -243,8 +252,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool's connections, waiting for calls in flight.
+// Close runs the creates already queued, then closes the pool's
+// connections, waiting for calls in flight.
 func (s *Store) Close() error {
+	s.creates.close()
 	s.pool.Close()
 	return nil
 }
