@@ -3,12 +3,12 @@ package boltstore
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/internal/batching"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -47,14 +47,9 @@ type pending struct {
 	done  chan error // buffered: the committer never blocks on a caller
 }
 
-// errClosed answers writes that arrive after Close.
-var errClosed = errors.New("boltstore: store is closed")
-
 type committer struct {
 	db      *bolt.DB
-	queue   chan *pending
-	mu      sync.RWMutex // held for reading while sending on queue, for writing to close it
-	closed  bool
+	queue   *batching.Queue[*pending]
 	stopped chan struct{}
 
 	lastCommit time.Duration // owned by run
@@ -67,7 +62,7 @@ type committer struct {
 // newCommitter starts the committer of db, whose committed transactions up
 // to durableTx are on disk.
 func newCommitter(db *bolt.DB, durableTx uint64) *committer {
-	c := &committer{db: db, queue: make(chan *pending, maxBatch), stopped: make(chan struct{})}
+	c := &committer{db: db, queue: batching.NewQueue[*pending](maxBatch), stopped: make(chan struct{})}
 	c.durable.Store(durableTx)
 	go c.run()
 	return c
@@ -82,38 +77,16 @@ func (c *committer) onDisk(tx *bolt.Tx) bool { return uint64(tx.ID()) <= c.durab
 // transaction is durable. When ctx ends first, do returns ctx.Err() and the
 // write may or may not be committed; an identical retry settles it.
 func (c *committer) do(ctx context.Context, w write) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	p := &pending{apply: w, done: make(chan error, 1)}
-	c.mu.RLock()
-	if c.closed {
-		c.mu.RUnlock()
-		return errClosed
-	}
-	select {
-	case c.queue <- p:
-	case <-ctx.Done():
-		c.mu.RUnlock()
-		return ctx.Err()
-	}
-	c.mu.RUnlock()
-	select {
-	case err := <-p.done:
+	if err := c.queue.Send(ctx, p); err != nil {
 		return err
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	return batching.Await(ctx, p.done)
 }
 
 // close commits the writes already queued, then stops the committer.
 func (c *committer) close() {
-	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		close(c.queue)
-	}
-	c.mu.Unlock()
+	c.queue.Close()
 	<-c.stopped
 }
 
@@ -124,7 +97,7 @@ func (c *committer) run() {
 	fill := time.NewTimer(time.Hour)
 	fill.Stop()
 	expect := 0 // writers the next batch should hold; see waitForWriters
-	for first := range c.queue {
+	for first := range c.queue.Receive() {
 		batch = append(batch[:0], first)
 		batch = c.drain(batch)
 		batch = c.waitForWriters(batch, expect, fill)
@@ -133,7 +106,7 @@ func (c *committer) run() {
 		c.lastCommit = time.Since(start)
 		// The writers just answered will likely write again; those
 		// queued meanwhile are waiting already.
-		expect = len(batch) + len(c.queue)
+		expect = len(batch) + c.queue.Len()
 		clear(batch) // let the answered writes' plants be collected
 	}
 }
@@ -142,7 +115,7 @@ func (c *committer) run() {
 func (c *committer) drain(batch []*pending) []*pending {
 	for len(batch) < maxBatch {
 		select {
-		case p, ok := <-c.queue:
+		case p, ok := <-c.queue.Receive():
 			if !ok {
 				return batch
 			}
@@ -170,7 +143,7 @@ func (c *committer) waitForWriters(batch []*pending, expect int, fill *time.Time
 	defer fill.Stop()
 	for len(batch) < min(expect, maxBatch) {
 		select {
-		case p, ok := <-c.queue:
+		case p, ok := <-c.queue.Receive():
 			if !ok {
 				return batch
 			}

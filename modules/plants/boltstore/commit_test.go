@@ -8,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/internal/batching"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -64,7 +65,7 @@ func stall(t *testing.T, s *Store) (release func()) {
 
 // waitQueued waits until n writes wait in the queue.
 func waitQueued(s *Store, n int) {
-	for len(s.writes.queue) < n {
+	for s.writes.queue.Len() < n {
 		runtime.Gosched()
 	}
 }
@@ -199,8 +200,8 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 			t.Fatalf("write %d = %v", i, err)
 		}
 	}
-	if err := s.Create(ctx, plant.Plant{ID: 99, Name: "late"}); !errors.Is(err, errClosed) {
-		t.Fatalf("Create after Close = %v, want errClosed", err)
+	if err := s.Create(ctx, plant.Plant{ID: 99, Name: "late"}); !errors.Is(err, batching.ErrClosed) {
+		t.Fatalf("Create after Close = %v, want batching.ErrClosed", err)
 	}
 	s, err = Open(dir)
 	if err != nil {

@@ -2,10 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 
+	"github.com/plantstore/plantstore/internal/batching"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -46,20 +46,15 @@ type pendingCreate struct {
 	done chan error // buffered: a lane never blocks on a caller
 }
 
-// errClosed answers creates that arrive after Close.
-var errClosed = errors.New("postgres store: store is closed")
-
 type batcher struct {
 	s          *Store
 	statements atomic.Int64 // multi-row statements run, for tests
-	queue      chan *pendingCreate
-	mu         sync.RWMutex // held for reading while sending on queue, for writing to close it
-	closed     bool
+	queue      *batching.Queue[*pendingCreate]
 	stopped    sync.WaitGroup
 }
 
 func newBatcher(s *Store, lanes int) *batcher {
-	b := &batcher{s: s, queue: make(chan *pendingCreate, maxBatchRows)}
+	b := &batcher{s: s, queue: batching.NewQueue[*pendingCreate](maxBatchRows)}
 	for range lanes {
 		b.stopped.Go(b.lane)
 	}
@@ -71,34 +66,15 @@ func newBatcher(s *Store, lanes int) *batcher {
 // stored; an identical retry settles it.
 func (b *batcher) create(ctx context.Context, p plant.Plant) error {
 	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan error, 1)}
-	b.mu.RLock()
-	if b.closed {
-		b.mu.RUnlock()
-		return errClosed
-	}
-	select {
-	case b.queue <- pc:
-	case <-ctx.Done():
-		b.mu.RUnlock()
-		return ctx.Err()
-	}
-	b.mu.RUnlock()
-	select {
-	case err := <-pc.done:
+	if err := b.queue.Send(ctx, pc); err != nil {
 		return err
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	return batching.Await(ctx, pc.done)
 }
 
 // close runs the creates already queued, then stops the lanes.
 func (b *batcher) close() {
-	b.mu.Lock()
-	if !b.closed {
-		b.closed = true
-		close(b.queue)
-	}
-	b.mu.Unlock()
+	b.queue.Close()
 	b.stopped.Wait()
 }
 
@@ -108,7 +84,7 @@ func (b *batcher) lane() {
 	var next []*pendingCreate // creates held over: their id was in the batch already
 	for {
 		if len(next) == 0 {
-			first, ok := <-b.queue
+			first, ok := <-b.queue.Receive()
 			if !ok {
 				return
 			}
@@ -138,7 +114,7 @@ func (b *batcher) fill(batch, held []*pendingCreate) (_, rest []*pendingCreate) 
 	}
 	for len(batch) < maxBatchRows {
 		select {
-		case pc, ok := <-b.queue:
+		case pc, ok := <-b.queue.Receive():
 			if !ok {
 				return batch, rest
 			}

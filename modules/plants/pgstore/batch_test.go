@@ -53,7 +53,7 @@ func TestQueuedCreatesShareAStatement(t *testing.T) {
 	outcomes := make([]<-chan error, len(queued))
 	for i, q := range queued {
 		outcomes[i] = outcome(q.p)
-		waitFor(t, "the create queued", func() bool { return len(s.creates.queue) == i+1 })
+		waitFor(t, "the create queued", func() bool { return s.creates.queue.Len() == i+1 })
 	}
 	if err := tx.Rollback(ctx); err != nil { // frees the lanes
 		t.Fatal(err)
