@@ -53,7 +53,7 @@ type committer struct {
 	stopped chan struct{}
 
 	lastCommit time.Duration // owned by run
-	durable    atomic.Uint64 // id of the last transaction known to be on disk
+	durable    atomic.Int64  // id of the last transaction known to be on disk
 
 	commits atomic.Int64 // transactions committed, for benchmarks
 	writes  atomic.Int64 // writes committed
@@ -61,9 +61,9 @@ type committer struct {
 
 // newCommitter starts the committer of db, whose committed transactions up
 // to durableTx are on disk.
-func newCommitter(db *bolt.DB, durableTx uint64) *committer {
+func newCommitter(db *bolt.DB, durableTx int) *committer {
 	c := &committer{db: db, queue: batching.NewQueue[*pending](maxBatch), stopped: make(chan struct{})}
-	c.durable.Store(durableTx)
+	c.durable.Store(int64(durableTx))
 	go c.run()
 	return c
 }
@@ -71,7 +71,7 @@ func newCommitter(db *bolt.DB, durableTx uint64) *committer {
 // onDisk reports whether the state a read transaction sees is on disk. A
 // reader can see a commit whose final fdatasync has not returned yet (bbolt
 // writes the meta page, then syncs it); such a state is not durable yet.
-func (c *committer) onDisk(tx *bolt.Tx) bool { return uint64(tx.ID()) <= c.durable.Load() }
+func (c *committer) onDisk(tx *bolt.Tx) bool { return int64(tx.ID()) <= c.durable.Load() }
 
 // do runs w in a shared transaction and returns its outcome once the
 // transaction is durable. When ctx ends first, do returns ctx.Err() and the
@@ -181,7 +181,7 @@ func (c *committer) commit(batch []*pending, outcomes []error) {
 			continue
 		}
 		if err == nil {
-			c.durable.Store(uint64(txID))
+			c.durable.Store(int64(txID))
 			c.commits.Add(1)
 			c.writes.Add(int64(len(batch)))
 		}

@@ -244,7 +244,7 @@ func TestRecreateIsAnsweredFromDiskOnlyWhenDurable(t *testing.T) {
 		t.Fatalf("re-creates of a plant on disk committed %d transactions, want none", after-commits)
 	}
 
-	s.writes.durable.Add(^uint64(0)) // the last commit's sync has not returned yet
+	s.writes.durable.Add(-1) // the last commit's sync has not returned yet
 	if err := s.Create(ctx, fern); err != nil {
 		t.Fatalf("identical re-create before its sync: %v", err)
 	}

@@ -78,7 +78,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("bolt store: cannot sync %s: %w", path, err)
 	}
 	_ = db.View(func(tx *bolt.Tx) error { txID = tx.ID(); return nil })
-	return &Store{db: db, writes: newCommitter(db, uint64(txID))}, nil
+	return &Store{db: db, writes: newCommitter(db, txID)}, nil
 }
 
 // openBolt is bolt.Open, with a panic on a damaged file (bbolt panics on

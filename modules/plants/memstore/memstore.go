@@ -4,6 +4,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/google/btree"
@@ -47,11 +48,14 @@ func (s *Store) Create(_ context.Context, p plant.Plant) error {
 		}
 		return plant.ErrConflict
 	}
-	rec := record{id: p.ID, nameLen: uint32(len(p.Name)), hasTag: p.Tag != nil}
 	tag := ""
 	if p.Tag != nil {
 		tag = *p.Tag
 	}
+	if len(p.Name)+len(tag) > maxTextLen { // far beyond any request body the API reads
+		return fmt.Errorf("memstore: plant %d: name and tag of %d bytes exceed %d", p.ID, len(p.Name)+len(tag), maxTextLen)
+	}
+	rec := record{id: p.ID, nameLen: uint32(len(p.Name)), hasTag: p.Tag != nil} //nolint:gosec // G115: at most maxTextLen
 	rec.text = s.texts.add(p.Name, tag)
 	s.records.ReplaceOrInsert(rec)
 	return nil

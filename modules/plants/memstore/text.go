@@ -1,5 +1,7 @@
 package memstore
 
+import "math"
+
 // texts keeps the names and tags of stored plants in large append-only byte
 // blocks, addressed by textRef. Blocks hold no pointers, so the garbage
 // collector never looks inside them: a store of a million plants costs it
@@ -12,6 +14,9 @@ type texts struct {
 
 // blockSize is the size of a block; a longer text gets a block of its own.
 const blockSize = 256 << 10
+
+// maxTextLen is the longest text a textRef can locate.
+const maxTextLen = math.MaxUint32
 
 // textRef locates one text in texts.
 type textRef struct {
@@ -43,7 +48,14 @@ func (t *texts) reserve(n int) (textRef, []byte) {
 	}
 	t.live += n
 	t.total += n
-	return textRef{block: uint32(last), off: uint32(len(t.blocks[last])), len: uint32(n)}, t.blocks[last]
+	// No conversion overflows: n is at most maxTextLen (checked by Create),
+	// a block holds at most max(blockSize, maxTextLen) bytes, and 2^32
+	// blocks of at least 256 KiB would be a petabyte.
+	return textRef{
+		block: uint32(last),                //nolint:gosec // G115: see above
+		off:   uint32(len(t.blocks[last])), //nolint:gosec // G115: see above
+		len:   uint32(n),                   //nolint:gosec // G115: see above
+	}, t.blocks[last]
 }
 
 // bytes returns the text at ref; it is valid until the next compaction.
