@@ -1,11 +1,9 @@
 package httpserver
 
 import (
-	"io"
 	"net/http"
 	"runtime/debug"
 
-	"github.com/felixge/httpsnoop"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -40,26 +38,10 @@ func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 		// started reports whether the handler began its answer. The
 		// telemetry links above track that already; alone, Recover watches
 		// the writer itself.
-		var started func() bool
-		if t := AnswerTrackerFrom(r.Context()); t != nil {
-			started = t.AnswerStarted
-		} else {
-			begun := false
-			mark := func() { begun = true }
-			started = func() bool { return begun }
-			// httpsnoop keeps the writer's optional interfaces (Flusher,
-			// ReaderFrom...) that a hand-written wrapper would hide.
-			w = httpsnoop.Wrap(w, httpsnoop.Hooks{
-				WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
-					return func(code int) { mark(); next(code) }
-				},
-				Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
-					return func(b []byte) (int, error) { mark(); return next(b) }
-				},
-				ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
-					return func(src io.Reader) (int64, error) { mark(); return next(src) }
-				},
-			})
+		started := AnswerTrackerFrom(r.Context())
+		if started == nil {
+			watch := &answerWatch{ResponseWriter: w}
+			w, started = watch, watch
 		}
 		defer func() {
 			v := recover()
@@ -81,7 +63,7 @@ func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 				fields = append(fields, zap.String("trace_id", sc.TraceID().String()))
 			}
 			rc.log.Error("panic in handler", fields...)
-			if started() {
+			if started.AnswerStarted() {
 				// Part of an answer is out: appending an Error would send a
 				// corrupt one. Abort the connection instead, so that the
 				// client sees a broken answer, never a wrong one.
@@ -92,3 +74,28 @@ func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// answerWatch is the writer Recover watches when no telemetry link above
+// tracks the answer. Handlers reach the server's Flusher or Hijacker through
+// http.ResponseController, which follows Unwrap.
+type answerWatch struct {
+	http.ResponseWriter
+	begun bool
+}
+
+func (a *answerWatch) WriteHeader(code int) {
+	if code < 100 || code > 199 { // an interim 1xx is not the answer
+		a.begun = true
+	}
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerWatch) Write(b []byte) (int, error) {
+	a.begun = true
+	return a.ResponseWriter.Write(b)
+}
+
+func (a *answerWatch) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// AnswerStarted implements AnswerTracker.
+func (a *answerWatch) AnswerStarted() bool { return a.begun }

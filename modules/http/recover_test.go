@@ -159,3 +159,24 @@ func TestRecoverAbortsAHalfWrittenAnswer(t *testing.T) {
 		t.Fatalf("GET /fine after an aborted answer = %d", resp.StatusCode)
 	}
 }
+
+// An interim 1xx is not the answer: a handler that sent 103 Early Hints and
+// then panicked still gets the 500 Error body, not a cut connection.
+func TestRecoverAnswers500AfterAnInterimStatus(t *testing.T) {
+	rc, _, _ := newTestRecoverer(t)
+	srv := httptest.NewServer(rc.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		panic("after the hints")
+	})))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || string(body) != `{"error":500,"message":"internal error"}` {
+		t.Fatalf("got %d %q, want 500 with the Error body", resp.StatusCode, body)
+	}
+}
