@@ -159,6 +159,14 @@ func (b *batcher) run(batch []*pendingCreate) {
 			err = rows.Err()
 		}
 	}
+	if err != nil && !unavailable(err) {
+		// The statement failed whole, for a reason in its rows: run each
+		// create alone, so that only the one at fault fails.
+		for _, pc := range batch {
+			pc.done <- b.s.createOne(pc.ctx, pc.p)
+		}
+		return
+	}
 	for _, pc := range batch {
 		switch _, ok := stored[pc.p.ID]; {
 		case err != nil:

@@ -12,12 +12,76 @@ import (
 )
 
 // Creates that queue while both lanes are busy share one statement; each
-// caller still gets its own outcome, a repeated id included. The lanes are
-// held busy by a transaction of the test's that locks the rows they insert,
-// so nothing depends on timing.
+// caller still gets its own outcome, a repeated id included.
 func TestQueuedCreatesShareAStatement(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	s := openStore(t, Config{URL: url})
+	queued := []struct {
+		p    plant.Plant
+		want error
+	}{
+		{plant.Plant{ID: 10, Name: "fern", Tag: plant.StringPtr("green")}, nil},
+		{plant.Plant{ID: 11, Name: "moss"}, nil},
+		{plant.Plant{ID: 10, Name: "fern", Tag: plant.StringPtr("green")}, nil}, // identical retry
+		{plant.Plant{ID: 10, Name: "ivy"}, plant.ErrConflict},
+		{plant.Plant{ID: 12, Name: "palm", Tag: plant.StringPtr("")}, nil},
+	}
+	plants := make([]plant.Plant, len(queued))
+	for i, q := range queued {
+		plants[i] = q.p
+	}
+	for i, err := range createBehindBusyLanes(t, s, url, plants) {
+		if !errors.Is(err, queued[i].want) {
+			t.Errorf("create %d (%+v): %v, want %v", i, queued[i].p, err, queued[i].want)
+		}
+	}
+	// Five queued creates of three ids: one statement takes the three ids,
+	// and the repeats of id 10 follow, each alone or (when the other lane
+	// took one) two at most; never a statement per create.
+	if n := s.creates.statements.Load(); n < 1 || n > 2 {
+		t.Errorf("%d multi-row statements for five queued creates, want 1 or 2", n)
+	}
+	for _, want := range []plant.Plant{queued[0].p, queued[1].p, queued[4].p} {
+		got, err := s.Get(ctx, want.ID)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("Get(%d) = %+v, %v; want %+v", want.ID, got, err, want)
+		}
+	}
+}
+
+// A statement fails whole; a create that fails it fails alone, and the
+// others sharing its statement are stored.
+func TestABadCreateFailsAlone(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openStore(t, Config{URL: url})
+	good := []plant.Plant{{ID: 20, Name: "fern"}, {ID: 22, Name: "moss", Tag: plant.StringPtr("green")}}
+	bad := plant.Plant{ID: 21, Name: "nul\x00byte"} // PostgreSQL text cannot hold NUL
+	errs := createBehindBusyLanes(t, s, url, []plant.Plant{good[0], bad, good[1]})
+	if errs[0] != nil || errs[2] != nil {
+		t.Errorf("the good creates failed: %v, %v", errs[0], errs[2])
+	}
+	if errs[1] == nil || errors.Is(errs[1], plant.ErrUnavailable) {
+		t.Errorf("the bad create: %v, want an error that is not ErrUnavailable", errs[1])
+	}
+	if n := s.creates.statements.Load(); n != 1 {
+		t.Errorf("%d multi-row statements, want the one that failed", n)
+	}
+	for _, want := range good {
+		if got, err := s.Get(ctx, want.ID); err != nil || !got.Equal(want) {
+			t.Errorf("Get(%d) = %+v, %v; want %+v", want.ID, got, err, want)
+		}
+	}
+	if _, err := s.Get(ctx, bad.ID); !errors.Is(err, plant.ErrNotFound) {
+		t.Errorf("Get(%d) = %v, want ErrNotFound", bad.ID, err)
+	}
+}
+
+// createBehindBusyLanes holds both create lanes busy, queues a create of
+// each plant in order, then frees the lanes and returns the outcomes. The
+// lanes are held by a transaction of the test's that locks rows they
+// insert (ids 1 and 2, which they store), so nothing depends on timing.
+func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Plant) []error {
+	t.Helper()
 	blocker, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -30,59 +94,31 @@ func TestQueuedCreatesShareAStatement(t *testing.T) {
 	if _, err := tx.Exec(ctx, `INSERT INTO plants (id, name) VALUES (1, 'held'), (2, 'held')`); err != nil {
 		t.Fatal(err)
 	}
-
 	outcome := func(p plant.Plant) <-chan error {
 		ch := make(chan error, 1)
 		go func() { ch <- s.Create(ctx, p) }()
 		return ch
 	}
-	// Both lanes wait on the test's row locks.
-	lane1, lane2 := outcome(plant.Plant{ID: 1, Name: "one"}), outcome(plant.Plant{ID: 2, Name: "two"})
+	lanes := []<-chan error{outcome(plant.Plant{ID: 1, Name: "one"}), outcome(plant.Plant{ID: 2, Name: "two"})}
 	waitFor(t, "both lanes blocked", func() bool { return blockedOnLocks(t, url) == 2 })
-
-	queued := []struct {
-		p    plant.Plant
-		want error
-	}{
-		{plant.Plant{ID: 10, Name: "fern", Tag: plant.StringPtr("green")}, nil},
-		{plant.Plant{ID: 11, Name: "moss"}, nil},
-		{plant.Plant{ID: 10, Name: "fern", Tag: plant.StringPtr("green")}, nil}, // identical retry
-		{plant.Plant{ID: 10, Name: "ivy"}, plant.ErrConflict},
-		{plant.Plant{ID: 12, Name: "palm", Tag: plant.StringPtr("")}, nil},
-	}
-	outcomes := make([]<-chan error, len(queued))
-	for i, q := range queued {
-		outcomes[i] = outcome(q.p)
+	outcomes := make([]<-chan error, len(plants))
+	for i, p := range plants {
+		outcomes[i] = outcome(p)
 		waitFor(t, "the create queued", func() bool { return s.creates.queue.Len() == i+1 })
 	}
 	if err := tx.Rollback(ctx); err != nil { // frees the lanes
 		t.Fatal(err)
 	}
-
-	for name, ch := range map[string]<-chan error{"lane 1": lane1, "lane 2": lane2} {
+	for i, ch := range lanes {
 		if err := <-ch; err != nil {
-			t.Errorf("%s's create: %v", name, err)
+			t.Fatalf("lane %d's create: %v", i+1, err)
 		}
 	}
-	for i, q := range queued {
-		if err := <-outcomes[i]; !errors.Is(err, q.want) {
-			t.Errorf("create %d (%+v): %v, want %v", i, q.p, err, q.want)
-		}
+	errs := make([]error, len(plants))
+	for i, ch := range outcomes {
+		errs[i] = <-ch
 	}
-	// Five queued creates of three ids: one statement takes the three ids,
-	// and the repeats of id 10 follow, each alone or (when the other lane
-	// took one) two at most; never a statement per create.
-	if n := s.creates.statements.Load(); n < 1 || n > 2 {
-		t.Errorf("%d multi-row statements for five queued creates, want 1 or 2", n)
-	}
-	for _, want := range []plant.Plant{
-		{ID: 1, Name: "one"}, {ID: 2, Name: "two"}, queued[0].p, queued[1].p, queued[4].p,
-	} {
-		got, err := s.Get(ctx, want.ID)
-		if err != nil || !got.Equal(want) {
-			t.Errorf("Get(%d) = %+v, %v; want %+v", want.ID, got, err, want)
-		}
-	}
+	return errs
 }
 
 // blockedOnLocks counts the store's sessions waiting for a lock.
