@@ -63,8 +63,8 @@ func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
 			Name: "http_server_active_requests",
 			Help: "API requests being served now.",
 		}),
+		exemplars: &exemplarGates{buckets: durationBuckets},
 	}
-	m.exemplars = &exemplarGates{buckets: durationBuckets}
 	for _, c := range []prometheus.Collector{m.duration, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
