@@ -124,6 +124,12 @@ func decodeObject(dec *jsontext.Decoder) (plant.Plant, error) {
 	return p, nil
 }
 
+// MaxTextLength is the most characters (Unicode code points) a name or a
+// tag may have. The body limit alone would let one plant carry a megabyte of
+// name, and a page of a thousand such plants is a gigabyte built in memory
+// for one GET; with this limit a full page stays within a few megabytes.
+const MaxTextLength = 1024
+
 // MaxDepth is how deeply a value in a NewPlant may nest. The contract's
 // fields are flat and unknown members are ignored, so only a hostile body
 // nests deeply; jsontext alone would follow it down to 10000 levels, which
@@ -214,6 +220,9 @@ func decodeString(dec *jsontext.Decoder, field string) (string, error) {
 	// answer is the same 400 whichever store runs, never a 500.
 	if strings.IndexByte(s, 0) >= 0 {
 		return "", badRequest(`"` + field + `" must not contain the character U+0000`)
+	}
+	if len(s) > MaxTextLength && utf8.RuneCountInString(s) > MaxTextLength {
+		return "", badRequest(`"` + field + `" must be at most ` + strconv.Itoa(MaxTextLength) + ` characters`)
 	}
 	return s, nil
 }

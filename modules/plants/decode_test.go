@@ -2,6 +2,7 @@ package plants
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -31,6 +32,9 @@ var decodeCases = []struct {
 	{name: "surrounding whitespace", body: " \t\r\n{ \"id\" : 7 , \"name\" : \"a\" } \n", want: plant.Plant{ID: 7, Name: "a"}},
 	{name: "escapes", body: `{"id":8,"name":"\"quoted\" \\ \/ \u00e9\n","tag":"\ud83c\udf35"}`, want: plant.Plant{ID: 8, Name: "\"quoted\" \\ / é\n", Tag: plant.StringPtr("🌵")}},
 	{name: "utf-8", body: `{"id":9,"name":"Ficus élastique 🌿"}`, want: plant.Plant{ID: 9, Name: "Ficus élastique 🌿"}},
+	// The length limit counts characters, not bytes: 1024 two-byte ones fit.
+	{name: "longest name and tag", body: `{"id":10,"name":"` + strings.Repeat("é", 1024) + `","tag":"` + strings.Repeat("a", 1024) + `"}`,
+		want: plant.Plant{ID: 10, Name: strings.Repeat("é", 1024), Tag: plant.StringPtr(strings.Repeat("a", 1024))}},
 
 	// Not one JSON object.
 	{name: "empty body", body: ``, msg: "request body is empty; send a NewPlant JSON object"},
@@ -92,6 +96,8 @@ var decodeCases = []struct {
 	{name: "name object", body: `{"id":1,"name":{}}`, msg: `"name" must be a string, not an object`},
 	{name: "tag null", body: `{"id":1,"name":"a","tag":null}`, msg: `"tag" must be a string, not null`},
 	{name: "tag number", body: `{"id":1,"name":"a","tag":1}`, msg: `"tag" must be a string, not a number`},
+	{name: "name too long", body: `{"id":1,"name":"` + strings.Repeat("é", 1025) + `"}`, msg: `"name" must be at most 1024 characters`},
+	{name: "tag too long", body: `{"id":1,"name":"a","tag":"` + strings.Repeat("a", 1025) + `"}`, msg: `"tag" must be at most 1024 characters`},
 	{name: "type error before missing name", body: `{"id":"x"}`, msg: `"id" must be an integer, not a string`},
 }
 
