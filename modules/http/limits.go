@@ -41,10 +41,12 @@ type Limits struct {
 //   - 64 KiB of headers: the API needs a bearer token and a few standard
 //     headers; 64 KiB still fits large trace and baggage headers, where
 //     net/http's default (1 MiB) lets each connection pin a megabyte.
-//   - 256 concurrent requests: each may hold a body buffer of up to
-//     --max-body-bytes (1 MiB), so the cap also bounds that memory at
-//     256 MiB; at a few milliseconds per store call it still admits tens of
-//     thousands of requests per second, more than one replica's CPUs serve.
+//   - 256 concurrent requests: at a few milliseconds per store call it
+//     admits tens of thousands of requests per second, more than one
+//     replica's CPUs serve. Each may hold a body of up to --max-body-bytes
+//     while it is decoded, so the product of the two (256 MiB by default)
+//     is what a burst of the largest bodies can take; lower either flag
+//     where the memory limit is tight.
 var DefaultLimits = Limits{
 	ReadHeaderTimeout:     5 * time.Second,
 	ReadTimeout:           30 * time.Second,

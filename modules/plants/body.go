@@ -51,6 +51,12 @@ func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit i
 	if r.ContentLength > limit {
 		return bodyTooLarge(w, limit)
 	}
+	// ReadFrom grows by doubling and keeps room for more: a body of the
+	// declared size read that way would hold twice its size. Sized up
+	// front (the length is within the limit here), it holds what it reads.
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom wants MinRead free to see EOF
+	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	var maxErr *http.MaxBytesError
 	switch {

@@ -93,6 +93,21 @@ func TestReadBody(t *testing.T) {
 	}
 }
 
+// A body of declared length is read into a buffer of about that size:
+// left to grow by doubling, a 1 MiB body took a 2 MiB buffer, so the
+// concurrency cap times the body limit understated the memory needed.
+func TestReadBodySizesBufferToDeclaredLength(t *testing.T) {
+	const size = 1 << 20
+	req := httptest.NewRequest(http.MethodPost, "/plants", strings.NewReader(strings.Repeat("x", size)))
+	var buf bytes.Buffer
+	if !readBody(httptest.NewRecorder(), req, &buf, size) {
+		t.Fatal("readBody refused a body at the limit")
+	}
+	if buf.Len() != size || buf.Cap() > size+64<<10 {
+		t.Fatalf("read %d bytes into a buffer of %d; want %d into at most %d", buf.Len(), buf.Cap(), size, size+64<<10)
+	}
+}
+
 func TestBufferPoolDropsHugeBuffers(t *testing.T) {
 	b := getBuffer()
 	b.Grow(1 << 20)
