@@ -180,6 +180,14 @@ func TestPodSecurity(t *testing.T) {
 		if spec.EnableServiceLinks == nil || *spec.EnableServiceLinks {
 			t.Error("enableServiceLinks must be false: Kubernetes would set PLANTSTORE_* variables for the Service")
 		}
+		for _, e := range c.Env {
+			if e.Name == "GOMEMLIMIT" {
+				// The binary sets the soft limit to 90% of the cgroup's
+				// limit itself; an explicit one, even equal to the limit,
+				// switches that off and leaves the GC no room before the kill.
+				t.Error("the container must not set GOMEMLIMIT")
+			}
+		}
 		if spec.HostNetwork || spec.HostPID || spec.HostIPC {
 			t.Error("the pod must not share the host's namespaces")
 		}
