@@ -1,6 +1,8 @@
 package httpserver
 
 import (
+	"context"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 )
@@ -24,6 +26,29 @@ func newShedder(cfg Config, reg prometheus.Registerer) (*Shedder, error) {
 	return NewShedder(cfg.Limits.withDefaults().MaxConcurrentRequests, reg)
 }
 
-func register(lc fx.Lifecycle, s *Servers) {
-	lc.Append(fx.Hook{OnStart: s.Start, OnStop: s.Stop})
+func register(lc fx.Lifecycle, s *Servers, sd fx.Shutdowner) {
+	stopping := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			if err := s.Start(ctx); err != nil {
+				return err
+			}
+			go stopOnFailure(s.Failed(), sd, stopping)
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			close(stopping)
+			return s.Stop(ctx)
+		},
+	})
+}
+
+// stopOnFailure shuts the app down with exit code 1 when a listener fails
+// before the app stops, so that an orchestrator restarts the process.
+func stopOnFailure(failed <-chan error, sd fx.Shutdowner, stopping <-chan struct{}) {
+	select {
+	case <-failed: // serve logged it
+		_ = sd.Shutdown(fx.ExitCode(1))
+	case <-stopping:
+	}
 }

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"net"
 	"net/http"
@@ -20,17 +21,19 @@ type Servers struct {
 	log   *zap.Logger
 
 	apiAddr, adminAddr net.Addr
+	failed             chan error
 }
 
 // NewServers returns servers for the two handlers; Start opens them.
 func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readiness, log *zap.Logger) *Servers {
 	errLog := zap.NewStdLog(log.Named("http"))
 	return &Servers{
-		cfg:   cfg,
-		api:   newServer(closeWhileDraining(ready, apiHandler), cfg.Limits, errLog),
-		admin: newServer(adminHandler, cfg.Limits, errLog),
-		ready: ready,
-		log:   log,
+		cfg:    cfg,
+		api:    newServer(closeWhileDraining(ready, apiHandler), cfg.Limits, errLog),
+		admin:  newServer(adminHandler, cfg.Limits, errLog),
+		ready:  ready,
+		log:    log,
+		failed: make(chan error, 2), // one per listener: serve never blocks on it
 	}
 }
 
@@ -72,8 +75,14 @@ func (s *Servers) serve(name string, srv *http.Server, ln net.Listener) {
 	s.log.Info("listening", zap.String("listener", name), zap.String("addr", ln.Addr().String()))
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		s.log.Error("listener failed", zap.String("listener", name), zap.Error(err))
+		s.failed <- fmt.Errorf("%s listener: %w", name, err)
 	}
 }
+
+// Failed receives an error when a listener stops serving on its own. The
+// process should then stop: otherwise it would live on with readiness and
+// liveness answering 200 and no API behind them.
+func (s *Servers) Failed() <-chan error { return s.failed }
 
 // Stop drains: readiness turns 503 at once, the API keeps serving for the
 // drain delay (load balancers notice and stop sending), then in-flight

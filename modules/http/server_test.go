@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
 )
 
@@ -137,4 +140,47 @@ func get(t *testing.T, client *http.Client, url string) (*http.Response, string)
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	return resp, readAll(t, resp)
+}
+
+// brokenListener fails every Accept the way a listener does whose socket
+// went away under it: not a temporary error that Serve retries.
+type brokenListener struct{ net.Listener }
+
+func (brokenListener) Accept() (net.Conn, error) { return nil, errors.New("socket closed under us") }
+
+func TestServersReportListenerFailure(t *testing.T) {
+	ready := NewReadiness(nil, zap.NewNop())
+	s := NewServers(Config{}, http.NotFoundHandler(), http.NotFoundHandler(), ready, zap.NewNop())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go s.serve("api", s.api, brokenListener{ln})
+	select {
+	case err := <-s.Failed():
+		if want := "api listener: socket closed under us"; err.Error() != want {
+			t.Fatalf("Failed() = %q, want %q", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a listener that stopped serving was not reported")
+	}
+}
+
+// A listener failing while the app runs stops the app with exit code 1;
+// once the app is stopping, nothing more happens.
+func TestStopOnFailure(t *testing.T) {
+	failed, stopping := make(chan error, 1), make(chan struct{})
+	app := fxtest.New(t, fx.Invoke(func(sd fx.Shutdowner) { go stopOnFailure(failed, sd, stopping) }))
+	app.RequireStart()
+	failed <- errors.New("api listener: gone")
+	select {
+	case sig := <-app.Wait():
+		if sig.ExitCode != 1 {
+			t.Fatalf("shutdown with exit code %d, want 1", sig.ExitCode)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the app was not shut down after a listener failed")
+	}
+	app.RequireStop()
 }
