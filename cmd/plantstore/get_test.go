@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"testing"
 )
@@ -42,4 +43,35 @@ func testGetPlant(t *testing.T, cfg config) {
 	assertError(t, r, http.StatusUnauthorized)
 	r = s.do(t, s.request(t, http.MethodGet, "/plants/abc", "", "", nil)) // credentials first
 	assertError(t, r, http.StatusUnauthorized)
+}
+
+// HEAD is served wherever GET is: the GET's status and headers, no body.
+func TestHeadAnswersLikeGet(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	s.post(t, `{"id":7,"name":"Aloe","tag":"succulent"}`)
+	for _, path := range []string{"/plants/7", "/plants", "/plants?limit=1", "/plants/8", "/plants?limit=0"} {
+		get := s.get(t, path)
+		resp, err := s.Client.Do(s.request(t, http.MethodHead, path, testToken, "", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != get.Status || len(body) != 0 {
+			t.Errorf("HEAD %s = %d with %d body bytes; GET = %d, want the same status and no body", path, resp.StatusCode, len(body), get.Status)
+		}
+		for _, h := range []string{"Content-Type", "Content-Length", "Link", "Cache-Control"} {
+			if resp.Header.Get(h) != get.Header.Get(h) {
+				t.Errorf("HEAD %s: %s = %q, GET's = %q", path, h, resp.Header.Get(h), get.Header.Get(h))
+			}
+		}
+	}
+	resp, err := s.Client.Do(s.request(t, http.MethodHead, "/plants/7", "", "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("HEAD without a token = %d, want 401", resp.StatusCode)
+	}
 }

@@ -24,12 +24,19 @@ type Router struct {
 	mux *mux.Router
 }
 
-// NewRouter builds a router over routes. Unknown paths answer 404 and known
-// paths with another method 405 with Allow, both as JSON Error bodies.
+// NewRouter builds a router over routes, serving HEAD wherever a route
+// serves GET. Unknown paths answer 404 and known paths with another method
+// 405 with Allow, both as JSON Error bodies.
 func NewRouter(routes []Route) *Router {
 	m := mux.NewRouter()
 	for _, rt := range routes {
-		m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
+		methods := []string{rt.Method}
+		if rt.Method == http.MethodGet {
+			// HTTP requires HEAD wherever GET is served (RFC 9110 9.1);
+			// net/http sends the headers and drops the body.
+			methods = append(methods, http.MethodHead)
+		}
+		m.Handle(rt.Path, rt.Handler).Methods(methods...)
 	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such path: "+r.URL.Path)

@@ -91,10 +91,10 @@ func TestRouterMethodNotAllowed(t *testing.T) {
 	for _, tc := range []struct {
 		method, path, template, allow string
 	}{
-		{http.MethodPut, "/plants", "/plants", "GET, POST"},
-		{http.MethodDelete, "/plants", "/plants", "GET, POST"},
-		{http.MethodPost, "/plants/1", "/plants/{id}", "DELETE, GET"},
-		{"BREW", "/plants/1", "/plants/{id}", "DELETE, GET"},
+		{http.MethodPut, "/plants", "/plants", "GET, HEAD, POST"},
+		{http.MethodDelete, "/plants", "/plants", "GET, HEAD, POST"},
+		{http.MethodPost, "/plants/1", "/plants/{id}", "DELETE, GET, HEAD"},
+		{"BREW", "/plants/1", "/plants/{id}", "DELETE, GET, HEAD"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			rec, template := serveResolved(rt, httptest.NewRequest(tc.method, tc.path, nil))

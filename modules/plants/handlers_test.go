@@ -87,9 +87,9 @@ func TestStoreFailures(t *testing.T) {
 func TestMethodNotAllowed(t *testing.T) {
 	api := newTestAPI(t, nil)
 	for target, allow := range map[string]string{
-		"/plants":     "GET, POST",
-		"/plants/1":   "DELETE, GET",
-		"/plants/abc": "DELETE, GET",
+		"/plants":     "GET, HEAD, POST",
+		"/plants/1":   "DELETE, GET, HEAD",
+		"/plants/abc": "DELETE, GET, HEAD",
 	} {
 		w := serve(api, http.MethodPut, target)
 		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != allow {
