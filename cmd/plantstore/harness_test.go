@@ -241,6 +241,10 @@ func loadOpenAPI(t *testing.T) (*openapi3.T, routers.Router) {
 func validateResponse(t *testing.T, req *http.Request, r response) {
 	t.Helper()
 	doc, router := loadOpenAPI(t)
+	if req.Method == http.MethodHead {
+		validateHeadResponse(t, router, req, r)
+		return
+	}
 	route, params, err := router.FindRoute(req)
 	if err != nil {
 		switch r.Status {
@@ -261,6 +265,26 @@ func validateResponse(t *testing.T, req *http.Request, r response) {
 	input.SetBodyBytes(r.Body)
 	if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
 		t.Fatalf("%s %s: answer %d %s does not match the OpenAPI document: %v", req.Method, req.URL.Path, r.Status, r.Body, err)
+	}
+}
+
+// validateHeadResponse checks a HEAD answer against the document's GET,
+// which is all the document describes: HEAD is GET without the body
+// (RFC 9110 9.3.2).
+func validateHeadResponse(t *testing.T, router routers.Router, req *http.Request, r response) {
+	t.Helper()
+	if len(r.Body) != 0 {
+		t.Fatalf("HEAD %s answered %d with a body of %d bytes", req.URL.Path, r.Status, len(r.Body))
+	}
+	get := req.Clone(req.Context())
+	get.Method = http.MethodGet
+	route, _, err := router.FindRoute(get)
+	switch {
+	case r.Status == http.StatusUnauthorized || r.Status == http.StatusNotFound || r.Status == http.StatusMethodNotAllowed:
+	case err != nil:
+		t.Fatalf("HEAD %s answered %d but the OpenAPI document has no GET there", req.URL.Path, r.Status)
+	case route.Operation.Responses.Status(r.Status) == nil:
+		t.Fatalf("HEAD %s answered %d, a status the document's GET does not have", req.URL.Path, r.Status)
 	}
 }
 

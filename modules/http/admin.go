@@ -39,13 +39,28 @@ func NewAdminHandler(ready *Readiness, routes []Route) http.Handler {
 		_, _ = w.Write(api.OpenAPI)
 	}).Methods(http.MethodGet, http.MethodHead)
 	for _, rt := range routes {
-		m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
+		handle(m, Route{Method: rt.Method, Path: rt.Path, Handler: jsonByDefault(rt.Handler)})
 	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such admin path: "+r.URL.Path)
 	})
+	// The same 405 as the API's, Allow included (RFC 9110 requires it).
+	methods := &Router{mux: m}
 	m.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httperr.Write(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
+		_, allow := methods.allowed(r)
+		methodNotAllowed(allow).ServeHTTP(w, r)
 	})
 	return m
+}
+
+// jsonByDefault labels next's answers application/json unless next names
+// another type: zap's AtomicLevel (/loglevel) writes JSON without a
+// Content-Type, and net/http would sniff it as text/plain. Handlers that
+// write something else (/metrics, pprof, http.Error) set their own type,
+// which replaces this one.
+func jsonByDefault(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httperr.SetJSONContentType(w.Header())
+		next.ServeHTTP(w, r)
+	})
 }

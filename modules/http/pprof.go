@@ -22,7 +22,7 @@ func PprofRoutes(cfg Config) []Route {
 	if !cfg.Pprof {
 		return nil
 	}
-	routes := []Route{{Method: http.MethodGet, Path: "/debug/pprof/profile", Handler: http.HandlerFunc(cpuProfile)}}
+	routes := []Route{{Method: http.MethodGet, Path: "/debug/pprof/profile", Handler: cpuProfile{cfg.Limits.withDefaults().WriteTimeout}}}
 	for _, p := range pprof.Profiles() { // allocs, block, goroutine, heap, mutex, threadcreate
 		routes = append(routes, Route{Method: http.MethodGet, Path: "/debug/pprof/" + p.Name(), Handler: namedProfile(p)})
 	}
@@ -42,13 +42,31 @@ func namedProfile(p *pprof.Profile) http.Handler {
 	})
 }
 
+// profileWriteMargin is the time a CPU profile gets, past its duration, to
+// be written out.
+const profileWriteMargin = 10 * time.Second
+
 // cpuProfile profiles the CPU for ?seconds= (default 30, at most 300).
-func cpuProfile(w http.ResponseWriter, r *http.Request) {
+// Profiles can outlast the admin server's write timeout (40s by default),
+// which would cut the answer off and leave the client an empty reply, so
+// it moves its connection's write deadline past the profile.
+type cpuProfile struct{ writeTimeout time.Duration }
+
+func (p cpuProfile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	seconds, err := strconv.Atoi(r.URL.Query().Get("seconds"))
 	if err != nil || seconds <= 0 {
 		seconds = 30
 	}
 	seconds = min(seconds, 300)
+	d := time.Duration(seconds) * time.Second
+	err = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + profileWriteMargin))
+	if err != nil && d+profileWriteMargin > p.writeTimeout { // a writer that cannot move it: refuse rather than send nothing
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "seconds=%d: the admin write timeout (%v) allows at most %d here\n",
+			seconds, p.writeTimeout, max(0, int((p.writeTimeout-profileWriteMargin)/time.Second)))
+		return
+	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	if err := pprof.StartCPUProfile(w); err != nil {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -57,7 +75,7 @@ func cpuProfile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	select {
-	case <-time.After(time.Duration(seconds) * time.Second):
+	case <-time.After(d):
 	case <-r.Context().Done():
 	}
 	pprof.StopCPUProfile()

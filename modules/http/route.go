@@ -29,8 +29,9 @@ func AsAdminRoutes(f any) any {
 }
 
 // Middleware wraps a handler. The API chain's middlewares arrive as named
-// values ("tracing", "metrics", "access_log", "auth") because Fx value
-// groups do not keep order, and the order is this package's decision.
+// values ("tracing", "metrics", "access_log", "auth", "rate_limit") because
+// Fx value groups do not keep order, and the order is this package's
+// decision (see NewAPIHandler).
 type Middleware func(http.Handler) http.Handler
 
 // ReadinessCheck is asked by /readyz; modules contribute theirs through the

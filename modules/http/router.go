@@ -30,18 +30,32 @@ type Router struct {
 func NewRouter(routes []Route) *Router {
 	m := mux.NewRouter()
 	for _, rt := range routes {
-		methods := []string{rt.Method}
-		if rt.Method == http.MethodGet {
-			// HTTP requires HEAD wherever GET is served (RFC 9110 9.1);
-			// net/http sends the headers and drops the body.
-			methods = append(methods, http.MethodHead)
-		}
-		m.Handle(rt.Path, rt.Handler).Methods(methods...)
+		handle(m, rt)
 	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such path: "+r.URL.Path)
 	})
 	return &Router{mux: m}
+}
+
+// handle registers rt on m, serving HEAD wherever GET is served, as HTTP
+// requires (RFC 9110 9.1). The handler sees a HEAD as the GET it stands
+// for, so that handlers which check the method (zap's /loglevel) answer it
+// too; net/http, which knows the request is a HEAD, sends only the headers.
+func handle(m *mux.Router, rt Route) {
+	if rt.Method != http.MethodGet {
+		m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
+		return
+	}
+	get := rt.Handler
+	m.Handle(rt.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			asGet := *r
+			asGet.Method = http.MethodGet
+			r = &asGet
+		}
+		get.ServeHTTP(w, r)
+	})).Methods(http.MethodGet, http.MethodHead)
 }
 
 type resolvedKey struct{}

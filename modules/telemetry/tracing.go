@@ -128,9 +128,6 @@ func (t *Tracing) Enabled() bool { return t.sdk != nil }
 // child spans, a database driver's query spans): no-op when tracing is off.
 func (t *Tracing) TracerProvider() trace.TracerProvider { return t.provider }
 
-// Propagator reads and writes W3C trace context and baggage.
-func (t *Tracing) Propagator() propagation.TextMapPropagator { return t.propagator }
-
 // Shutdown exports the spans still queued and stops the exporter. Run it
 // after the listeners have drained, so that the last requests' spans go out.
 func (t *Tracing) Shutdown(ctx context.Context) error {
