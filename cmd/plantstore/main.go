@@ -21,6 +21,7 @@ import (
 	"go.uber.org/dig"
 	"go.uber.org/fx"
 
+	"github.com/plantstore/plantstore/internal/gcfloor"
 	"github.com/plantstore/plantstore/modules/auth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
@@ -33,6 +34,10 @@ func main() {
 	// limit so the GC works harder before the kernel's OOM killer does. An
 	// explicit GOMEMLIMIT wins; without a limit this does nothing.
 	_, _ = memlimit.Set(memlimit.WithRatio(0.9), memlimit.WithProvider(memlimit.FromCgroup))
+	// The bolt and postgres stores keep a live heap of a megabyte or two,
+	// on which Go collects dozens of times a second under load: no
+	// collection below 32 MiB of heap (see gcfloor). An explicit GOGC wins.
+	gcfloor.Start(gcfloor.DefaultFloor)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

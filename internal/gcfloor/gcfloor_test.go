@@ -1,0 +1,78 @@
+package gcfloor
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		live, floor uint64
+		base, want  int
+	}{
+		{live: 1 * mb, floor: 32 * mb, base: 100, want: 800},  // the runtime's minimum heap, scaled, reaches the floor
+		{live: 8 * mb, floor: 32 * mb, base: 100, want: 300},  // 8 MB live + 300% = 32 MB
+		{live: 12 * mb, floor: 32 * mb, base: 100, want: 166}, // rounded down: a little under the floor
+		{live: 16 * mb, floor: 32 * mb, base: 100, want: 100}, // half the floor: GOGC as it was
+		{live: 500 * mb, floor: 32 * mb, base: 100, want: 100},
+		{live: 20 * mb, floor: 32 * mb, base: 50, want: 60},
+		{live: 0, floor: 32 * mb, base: 100, want: 100}, // nothing measured yet
+	} {
+		if got := Percent(tc.live, tc.floor, tc.base); got != tc.want {
+			t.Errorf("Percent(%d MB live, %d MB floor, base %d) = %d, want %d", tc.live/mb, tc.floor/mb, tc.base, got, tc.want)
+		}
+	}
+}
+
+// After a collection with a small live heap, the runtime's own heap goal
+// is at the floor; after stop, GOGC is 100 again.
+func TestStartRaisesTheHeapGoalToTheFloor(t *testing.T) {
+	unsetGOGC(t)
+	const floor = 64 << 20
+	stop := Start(floor)
+	goal := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC() // the finalizer that tunes runs after a collection, on its own goroutine
+		time.Sleep(10 * time.Millisecond)
+		runtime.GC() // and the goal it set applies from the next one
+		metrics.Read(goal)
+		if g := goal[0].Value.Uint64(); g >= floor*9/10 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("heap goal %d MB, want about the floor of %d MB", g>>20, floor>>20)
+		}
+	}
+	stop()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Fatalf("GOGC after stop = %d, want 100", p)
+	}
+}
+
+func TestStartLeavesAnExplicitGOGC(t *testing.T) {
+	t.Setenv("GOGC", "100")
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	stop := Start(1 << 30)
+	defer stop()
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	runtime.GC()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Fatalf("GOGC = %d with GOGC=100 in the environment, want it left alone", p)
+	}
+}
+
+// unsetGOGC removes GOGC from the environment for the test.
+func unsetGOGC(t *testing.T) {
+	t.Helper()
+	t.Setenv("GOGC", "") // registers the restore
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+}
