@@ -38,15 +38,19 @@ const DefaultFloor = 32 << 20
 // the floor: Percent stays at or under that.
 const runtimeMinimum = 4 << 20
 
+// defaultPercent is GOGC's default, which the floor starts from: Start
+// does nothing when GOGC is set.
+const defaultPercent = 100
+
 // Percent is the GOGC that makes the next collection start at about floor
-// bytes of heap, when live bytes survived the last one: base (GOGC's own
-// value) once live is large enough, more below that.
-func Percent(live, floor uint64, base int) int {
-	if live == 0 || live*uint64(100+base) >= floor*100 {
-		return base
+// bytes of heap, when live bytes survived the last one: the default once
+// live is large enough, more below that.
+func Percent(live, floor uint64) int {
+	if live == 0 || live*(100+defaultPercent) >= floor*100 {
+		return defaultPercent
 	}
 	p := min((floor-live)*100/live, floor*100/runtimeMinimum)
-	return max(base, int(p))
+	return int(p) //nolint:gosec // at most floor*100/runtimeMinimum: 800 for the default floor
 }
 
 // Start applies the floor after every collection until stop is called. It
@@ -56,17 +60,16 @@ func Start(floor uint64) (stop func()) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return func() {}
 	}
-	t := &tuner{floor: floor, base: 100, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	t := &tuner{floor: floor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	t.arm()
 	return func() {
 		t.stopped.Store(true)
-		debug.SetGCPercent(t.base)
+		debug.SetGCPercent(defaultPercent)
 	}
 }
 
 type tuner struct {
 	floor   uint64
-	base    int
 	sample  []metrics.Sample // owned by the finalizer goroutine
 	percent int
 	stopped atomic.Bool
@@ -92,7 +95,7 @@ func (t *tuner) tune() {
 	if t.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	if p := Percent(t.sample[0].Value.Uint64(), t.floor, t.base); p != t.percent {
+	if p := Percent(t.sample[0].Value.Uint64(), t.floor); p != t.percent {
 		t.percent = p
 		debug.SetGCPercent(p)
 	}

@@ -13,18 +13,17 @@ func TestPercent(t *testing.T) {
 	const mb = 1 << 20
 	for _, tc := range []struct {
 		live, floor uint64
-		base, want  int
+		want        int
 	}{
-		{live: 1 * mb, floor: 32 * mb, base: 100, want: 800},  // the runtime's minimum heap, scaled, reaches the floor
-		{live: 8 * mb, floor: 32 * mb, base: 100, want: 300},  // 8 MB live + 300% = 32 MB
-		{live: 12 * mb, floor: 32 * mb, base: 100, want: 166}, // rounded down: a little under the floor
-		{live: 16 * mb, floor: 32 * mb, base: 100, want: 100}, // half the floor: GOGC as it was
-		{live: 500 * mb, floor: 32 * mb, base: 100, want: 100},
-		{live: 20 * mb, floor: 32 * mb, base: 50, want: 60},
-		{live: 0, floor: 32 * mb, base: 100, want: 100}, // nothing measured yet
+		{live: 1 * mb, floor: 32 * mb, want: 800},  // the runtime's minimum heap, scaled, reaches the floor
+		{live: 8 * mb, floor: 32 * mb, want: 300},  // 8 MB live + 300% = 32 MB
+		{live: 12 * mb, floor: 32 * mb, want: 166}, // rounded down: a little under the floor
+		{live: 16 * mb, floor: 32 * mb, want: 100}, // half the floor: GOGC as it was
+		{live: 500 * mb, floor: 32 * mb, want: 100},
+		{live: 0, floor: 32 * mb, want: 100}, // nothing measured yet
 	} {
-		if got := Percent(tc.live, tc.floor, tc.base); got != tc.want {
-			t.Errorf("Percent(%d MB live, %d MB floor, base %d) = %d, want %d", tc.live/mb, tc.floor/mb, tc.base, got, tc.want)
+		if got := Percent(tc.live, tc.floor); got != tc.want {
+			t.Errorf("Percent(%d MB live, %d MB floor) = %d, want %d", tc.live/mb, tc.floor/mb, got, tc.want)
 		}
 	}
 }

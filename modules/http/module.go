@@ -47,7 +47,7 @@ func register(lc fx.Lifecycle, s *Servers, sd fx.Shutdowner) {
 // before the app stops, so that an orchestrator restarts the process.
 func stopOnFailure(failed <-chan error, sd fx.Shutdowner, stopping <-chan struct{}) {
 	select {
-	case <-failed: // serve logged it
+	case <-failed: //nolint:errcheck // serve logged the error; here only its arrival matters
 		_ = sd.Shutdown(fx.ExitCode(1))
 	case <-stopping:
 	}
