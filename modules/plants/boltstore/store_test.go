@@ -97,34 +97,46 @@ func TestOpenAfterCloseSucceeds(t *testing.T) {
 }
 
 func TestOpenRefusesWhatIsNotAPlantStore(t *testing.T) {
-	otherBolt := func(t *testing.T, path string) {
-		db, err := bolt.Open(path, 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if err := db.Update(func(tx *bolt.Tx) error {
-			_, err := tx.CreateBucket([]byte("plants"))
-			return err
-		}); err != nil {
+	// storeThen leaves a real, closed plant store at path for a case to damage.
+	storeThen := func(t *testing.T, path string) {
+		t.Helper()
+		if err := open(t, filepath.Dir(path)).Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	newerFormat := func(t *testing.T, path string) {
-		s := open(t, filepath.Dir(path))
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+	updateRaw := func(t *testing.T, path string, update func(*bolt.Tx) error) {
+		t.Helper()
 		db, err := bolt.Open(path, 0o600, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if err := db.Update(func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("2"))
-		}); err != nil {
+		if err := db.Update(update); err != nil {
 			t.Fatal(err)
 		}
+	}
+	rewrite := func(t *testing.T, path string, edit func([]byte)) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(b)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	otherBolt := func(t *testing.T, path string) {
+		updateRaw(t, path, func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket([]byte("plants"))
+			return err
+		})
+	}
+	newerFormat := func(t *testing.T, path string) {
+		storeThen(t, path)
+		updateRaw(t, path, func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("2"))
+		})
 	}
 	garbage := func(size int) func(*testing.T, string) {
 		return func(t *testing.T, path string) {
@@ -135,46 +147,16 @@ func TestOpenRefusesWhatIsNotAPlantStore(t *testing.T) {
 		}
 	}
 	zeroedMeta := func(t *testing.T, path string) {
-		s := open(t, filepath.Dir(path))
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clear(b[:2*os.Getpagesize()]) // both meta pages
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		storeThen(t, path)
+		rewrite(t, path, func(b []byte) { clear(b[:2*os.Getpagesize()]) }) // both meta pages
 	}
 	zeroedData := func(t *testing.T, path string) {
-		s := open(t, filepath.Dir(path))
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clear(b[2*os.Getpagesize():]) // every page but the meta pages
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		storeThen(t, path)
+		rewrite(t, path, func(b []byte) { clear(b[2*os.Getpagesize():]) }) // every page but the meta pages
 	}
 	missingBucket := func(t *testing.T, path string) {
-		s := open(t, filepath.Dir(path))
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		db, err := bolt.Open(path, 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if err := db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("plants_by_tag")) }); err != nil {
-			t.Fatal(err)
-		}
+		storeThen(t, path)
+		updateRaw(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("plants_by_tag")) })
 	}
 	for name, tc := range map[string]struct {
 		make func(*testing.T, string)
