@@ -17,10 +17,20 @@ const (
 	ReasonScheme  = "scheme"  // not the Bearer scheme
 	ReasonEmpty   = "empty"   // Bearer with no token
 	ReasonInvalid = "invalid" // a token that is not accepted
+	// ReasonDuplicate is more than one Authorization header. Which one
+	// counts is not settled (we read the first, a proxy in front may read
+	// the last), so neither does: whatever their order or validity.
+	ReasonDuplicate = "duplicate"
 )
 
+// Reasons are every reason, in the order the metric's series are documented.
+var Reasons = []string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid, ReasonDuplicate}
+
 // Middleware refuses requests without a valid bearer token with 401, before
-// anything of the request body is read.
+// anything of the request body is read. A 401 closes the connection: a
+// client without a token has nothing more to send on it, and an idle
+// connection kept open for it would hold one of the server's file
+// descriptors (and --max-connections) for --idle-timeout.
 type Middleware struct {
 	tokens   *Tokens
 	failures *prometheus.CounterVec
@@ -37,7 +47,7 @@ func NewMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, erro
 		Name: "plantstore_auth_failures_total",
 		Help: "API requests refused for missing or invalid bearer credentials, by reason.",
 	}, []string{"reason"})
-	for _, reason := range []string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid} {
+	for _, reason := range Reasons {
 		failures.WithLabelValues(reason) // export every series from the start, at zero
 	}
 	if err := reg.Register(failures); err != nil {
@@ -49,6 +59,10 @@ func NewMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, erro
 // Wrap is the middleware.
 func (m *Middleware) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header["Authorization"]) > 1 { // the canonical key: no copy, unlike Header.Values
+			m.refuse(w, ReasonDuplicate)
+			return
+		}
 		digest, reason := m.check(r.Header.Get("Authorization"))
 		if reason != "" {
 			m.refuse(w, reason)
@@ -92,7 +106,10 @@ func (m *Middleware) refuse(w http.ResponseWriter, reason string) {
 	case ReasonInvalid:
 		challenge += `, error="invalid_token"`
 		message = "the bearer token is not valid"
+	case ReasonDuplicate:
+		message = "send one Authorization header, not several"
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
+	w.Header().Set("Connection", "close")
 	httperr.Write(w, http.StatusUnauthorized, message)
 }

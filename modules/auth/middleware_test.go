@@ -43,8 +43,14 @@ func TestMiddleware(t *testing.T) {
 			message: "the bearer token is not valid"},
 		{name: "token with a suffix", header: []string{"Bearer " + token + "x"}, challenge: invalid, reason: ReasonInvalid,
 			message: "the bearer token is not valid"},
-		{name: "only the first header counts", header: []string{"Bearer wrong", "Bearer " + token}, challenge: invalid, reason: ReasonInvalid,
-			message: "the bearer token is not valid"},
+		// Two headers are refused whatever their order: a proxy in front may
+		// read the other one.
+		{name: "invalid then valid header", header: []string{"Bearer wrong", "Bearer " + token}, challenge: challenge,
+			reason: ReasonDuplicate, message: "send one Authorization header, not several"},
+		{name: "valid then invalid header", header: []string{"Bearer " + token, "Bearer wrong"}, challenge: challenge,
+			reason: ReasonDuplicate, message: "send one Authorization header, not several"},
+		{name: "the valid header twice", header: []string{"Bearer " + token, "Bearer " + token}, challenge: challenge,
+			reason: ReasonDuplicate, message: "send one Authorization header, not several"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
@@ -69,7 +75,10 @@ func TestMiddleware(t *testing.T) {
 				if !reached || rec.Code != http.StatusNoContent || rec.Header().Get("WWW-Authenticate") != "" {
 					t.Fatalf("valid credentials: reached=%v, answer %d %s", reached, rec.Code, rec.Body)
 				}
-				for _, reason := range []string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid} {
+				if c := rec.Header().Get("Connection"); c != "" {
+					t.Fatalf("Connection = %q on a valid request, want none (keep-alive)", c)
+				}
+				for _, reason := range Reasons {
 					if n := testutil.ToFloat64(m.failures.WithLabelValues(reason)); n != 0 {
 						t.Fatalf("failures{reason=%q} = %v after a valid request", reason, n)
 					}
@@ -85,6 +94,11 @@ func TestMiddleware(t *testing.T) {
 			if got := rec.Header().Values("WWW-Authenticate"); len(got) != 1 || got[0] != tc.challenge {
 				t.Fatalf("WWW-Authenticate = %q, want %q", got, tc.challenge)
 			}
+			// A refused client has nothing more to send: its connection
+			// must not stay open, holding a file descriptor.
+			if c := rec.Header().Values("Connection"); len(c) != 1 || c[0] != "close" {
+				t.Fatalf("Connection = %q, want close", c)
+			}
 			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 				t.Fatalf("Content-Type = %q", ct)
 			}
@@ -94,10 +108,10 @@ func TestMiddleware(t *testing.T) {
 				t.Fatalf("body = %s, want {error: 401, message: %q}", rec.Body, tc.message)
 			}
 			// Exactly this reason was counted, and every reason's series exists.
-			if n := testutil.CollectAndCount(reg, "plantstore_auth_failures_total"); n != 4 {
-				t.Fatalf("plantstore_auth_failures_total has %d series, want 4", n)
+			if n := testutil.CollectAndCount(reg, "plantstore_auth_failures_total"); n != len(Reasons) {
+				t.Fatalf("plantstore_auth_failures_total has %d series, want %d", n, len(Reasons))
 			}
-			for _, reason := range []string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid} {
+			for _, reason := range Reasons {
 				want := 0.0
 				if reason == tc.reason {
 					want = 1
