@@ -341,7 +341,13 @@ type process struct {
 // listeners are up. It is killed when the test ends if still running.
 func startProcess(t *testing.T, env ...string) *process {
 	t.Helper()
-	cmd := exec.Command(buildBinary(t))
+	return startCommand(t, exec.Command(buildBinary(t)), env...)
+}
+
+// startCommand is startProcess for a command that runs the binary in
+// another way, such as under prlimit.
+func startCommand(t *testing.T, cmd *exec.Cmd, env ...string) *process {
+	t.Helper()
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"PLANTSTORE_HTTP_ADDR=127.0.0.1:0",
