@@ -2,7 +2,6 @@ package plants
 
 import (
 	"bytes"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -50,8 +49,10 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 // parseListQuery reads limit, after and tag from a raw query string. Other
 // parameters are ignored. A malformed query string, a parameter given more
 // than once (which value would the client mean?), or a value out of its
-// range is a *BadRequestError naming the parameter. An empty tag (tag=)
-// selects the plants whose tag is the empty string, not the untagged ones.
+// range, not in canonical decimal, not valid UTF-8 or holding U+0000 is a
+// *BadRequestError naming the parameter, so no store sees it. An empty tag
+// (tag=) selects the plants whose tag is the empty string, not the
+// untagged ones.
 func parseListQuery(raw string) (plant.ListQuery, error) {
 	q := plant.ListQuery{Limit: DefaultListLimit}
 	if raw == "" {
@@ -62,8 +63,14 @@ func parseListQuery(raw string) (plant.ListQuery, error) {
 		return q, badRequest("query string is malformed: " + err.Error())
 	}
 	for _, name := range [...]string{"limit", "after", "tag"} {
-		if n := len(values[name]); n > 1 {
+		v := values[name]
+		if n := len(v); n > 1 {
 			return q, badRequest(`query parameter "` + name + `" is given ` + strconv.Itoa(n) + " times; give it at most once")
+		}
+		if len(v) == 1 {
+			if err := checkText(`query parameter "`+name+`"`, v[0]); err != nil {
+				return q, err
+			}
 		}
 	}
 	if v, ok := values["limit"]; ok {
@@ -86,12 +93,13 @@ func parseListQuery(raw string) (plant.ListQuery, error) {
 
 var limitRange = "from 1 to " + strconv.Itoa(MaxListLimit)
 
+// parseLimit parses limit in canonical decimal, as ids are (isCanonicalInt).
 func parseLimit(s string) (int, error) {
+	if !isCanonicalInt(s) {
+		return 0, notCanonical(`query parameter "limit" must be an integer `+limitRange, s)
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	switch {
-	case err != nil && !errors.Is(err, strconv.ErrRange):
-		return 0, badRequest(`query parameter "limit" must be an integer ` + limitRange + ", not " + strconv.Quote(clip(s)))
-	case err != nil || n < 1 || n > MaxListLimit: // ErrRange: beyond int64, so out of range too
+	if err != nil || n < 1 || n > MaxListLimit { // canonical digits: err is ErrRange, beyond int64, so out of range too
 		return 0, badRequest(`query parameter "limit" must be ` + limitRange + ", not " + clip(s))
 	}
 	return int(n), nil

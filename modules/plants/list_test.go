@@ -23,7 +23,6 @@ func TestParseListQuery(t *testing.T) {
 		{"", plant.ListQuery{Limit: 100}},
 		{"limit=1", plant.ListQuery{Limit: 1}},
 		{"limit=1000", plant.ListQuery{Limit: 1000}},
-		{"limit=0042", plant.ListQuery{Limit: 42}},
 		{"after=-9223372036854775808", plant.ListQuery{Limit: 100, After: ptr(math.MinInt64)}},
 		{"after=9223372036854775807&limit=5", plant.ListQuery{Limit: 5, After: ptr(math.MaxInt64)}},
 		{"after=0", plant.ListQuery{Limit: 100, After: ptr(0)}},
@@ -60,7 +59,6 @@ func TestParseListQuery(t *testing.T) {
 		{"after=-9223372036854775809", `query parameter "after" -9223372036854775809 is outside the int64 range`},
 		{"after=" + strings.Repeat("x", 70), `query parameter "after" must be an integer id, not "` + strings.Repeat("x", 64) + `…"`},
 		{"after=" + strings.Repeat("é", 40), `query parameter "after" must be an integer id, not "` + strings.Repeat("é", 32) + `…"`},
-		{"after=%FF", `query parameter "after" must be an integer id, not "\xff"`},
 		{"after=1&after=2", `query parameter "after" is given 2 times; give it at most once`},
 		{"tag=a&tag=b", `query parameter "tag" is given 2 times; give it at most once`},
 		{"limit=%zz", `query string is malformed: invalid URL escape "%zz"`},
@@ -190,7 +188,8 @@ func TestList(t *testing.T) {
 		"/plants?after=9223372036854775808": `query parameter \"after\" 9223372036854775808 is outside the int64 range`,
 		"/plants?limit=1&limit=2":           `query parameter \"limit\" is given 2 times; give it at most once`,
 		"/plants?tag=%":                     `query string is malformed: invalid URL escape \"%\"`,
-		"/plants?after=%E2%80%A8%00":        `query parameter \"after\" must be an integer id, not \"\\u2028\\x00\"`,
+		"/plants?after=%E2%80%A8%00":        `query parameter \"after\" must not contain the character U+0000`,
+		"/plants?after=%E2%80%A8":           `query parameter \"after\" must be an integer id, not \"\\u2028\"`,
 	} {
 		assertAnswer(t, serve(api, http.MethodGet, target), http.StatusBadRequest, `{"error":400,"message":"`+msg+`"}`)
 	}
