@@ -124,11 +124,8 @@ func (c config) validate() error {
 		"--postgres-max-conns %d: want a positive number", c.Plants.PostgresMaxConns)
 	check(c.Plants.PostgresConnectTimeout > 0, "--postgres-connect-timeout %v: must be positive", c.Plants.PostgresConnectTimeout)
 	check(c.Plants.PostgresStatementTimeout > 0, "--postgres-statement-timeout %v: must be positive", c.Plants.PostgresStatementTimeout)
-	switch c.Telemetry.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		check(false, "--log-level %q: want debug, info, warn or error", c.Telemetry.LogLevel)
-	}
+	_, levelErr := telemetry.ParseLevel(c.Telemetry.LogLevel) // the levels PUT /loglevel accepts too
+	check(levelErr == nil, "--log-level %q: %v", c.Telemetry.LogLevel, levelErr)
 	check(c.Telemetry.LogFormat == "json" || c.Telemetry.LogFormat == "console",
 		"--log-format %q: want json or console", c.Telemetry.LogFormat)
 	check(c.Auth.TokensFile != "" || len(c.Auth.Tokens) > 0, "%v", auth.ErrNoTokens)

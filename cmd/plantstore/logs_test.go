@@ -48,8 +48,8 @@ func TestLogsHaveAccessFieldsAndNeverAToken(t *testing.T) {
 		t.Fatalf("create = %d, X-Request-ID %q; want 200, e2e-request-1", resp.StatusCode, resp.Header.Get("X-Request-ID"))
 	}
 	// Raise the level at run time, then send credentials every wrong way.
-	if resp := send(newRequest(http.MethodPut, p.Admin+"/loglevel", "level=debug",
-		"Content-Type", "application/x-www-form-urlencoded")); resp.StatusCode != http.StatusOK {
+	if resp := send(newRequest(http.MethodPut, p.Admin+"/loglevel", `{"level":"debug"}`,
+		"Content-Type", "application/json")); resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT /loglevel = %d", resp.StatusCode)
 	}
 	for _, req := range []*http.Request{

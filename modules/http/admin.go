@@ -3,6 +3,8 @@ package httpserver
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -39,7 +41,7 @@ func NewAdminHandler(ready *Readiness, routes []Route) http.Handler {
 		_, _ = w.Write(api.OpenAPI)
 	}).Methods(http.MethodGet, http.MethodHead)
 	for _, rt := range routes {
-		handle(m, Route{Method: rt.Method, Path: rt.Path, Handler: jsonByDefault(rt.Handler)})
+		handle(m, rt)
 	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such admin path: "+r.URL.Path)
@@ -50,17 +52,37 @@ func NewAdminHandler(ready *Readiness, routes []Route) http.Handler {
 		_, allow := methods.allowed(r)
 		methodNotAllowed(allow).ServeHTTP(w, r)
 	})
-	return m
+	return capAdminBody(m)
 }
 
-// jsonByDefault labels next's answers application/json unless next names
-// another type: zap's AtomicLevel (/loglevel) writes JSON without a
-// Content-Type, and net/http would sniff it as text/plain. Handlers that
-// write something else (/metrics, pprof, http.Error) set their own type,
-// which replaces this one.
-func jsonByDefault(next http.Handler) http.Handler {
+// AdminMaxBodyBytes caps the request body of every admin route. The
+// largest body an admin handler needs is PUT /loglevel's {"level":"debug"};
+// without a cap, a 200 MB body sent there was read whole into memory.
+const AdminMaxBodyBytes = 4 << 10
+
+// capAdminBody holds every admin request to AdminMaxBodyBytes: a body that
+// declares more is refused with 413 before a byte of it is read, and one of
+// unknown length (chunked) fails its handler's read at the cap, which the
+// handler answers with WriteBodyTooLarge.
+func capAdminBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httperr.SetJSONContentType(w.Header())
+		if r.ContentLength > AdminMaxBodyBytes {
+			// net/http would wait for up to 256 KiB of the unread body
+			// before answering; a client that declared a body and sends
+			// nothing would hold the connection until the read timeout.
+			// The test recorders, without a connection, cannot move it.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(UnreadBodyGrace))
+			WriteBodyTooLarge(w, AdminMaxBodyBytes)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, AdminMaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// WriteBodyTooLarge answers 413 for a body over limit bytes, in the words
+// of the API's own 413.
+func WriteBodyTooLarge(w http.ResponseWriter, limit int64) {
+	httperr.Write(w, http.StatusRequestEntityTooLarge,
+		"request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
 }

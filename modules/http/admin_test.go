@@ -1,6 +1,8 @@
 package httpserver
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,17 +12,31 @@ import (
 	"go.uber.org/zap"
 )
 
-// testAdmin is the admin handler with the routes the telemetry module
-// contributes for /loglevel, and one that names its own type.
+// testAdmin is the admin handler with routes like those other modules
+// contribute: one that reads its body (as PUT /loglevel does) and echoes
+// how much it read, and one that names its own type.
 func testAdmin() http.Handler {
-	level := zap.NewAtomicLevelAt(zap.InfoLevel)
+	level := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"level":"info"}`))
+	})
+	read := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			WriteBodyTooLarge(w, tooLarge.Limit)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"read":%d}`, len(body))
+	})
 	text := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_, _ = w.Write([]byte("up 1\n"))
 	})
 	return NewAdminHandler(NewReadiness(nil, zap.NewNop()), []Route{
 		{Method: http.MethodGet, Path: "/loglevel", Handler: level},
-		{Method: http.MethodPut, Path: "/loglevel", Handler: level},
+		{Method: http.MethodPut, Path: "/loglevel", Handler: read},
 		{Method: http.MethodGet, Path: "/metrics", Handler: text},
 	})
 }
@@ -56,29 +72,47 @@ func TestAdminNotFoundHasNoAllow(t *testing.T) {
 	}
 }
 
-func TestAdminLogLevelIsJSON(t *testing.T) {
+// Every admin route reads at most AdminMaxBodyBytes: a larger declared
+// body is refused before the handler runs, and a chunked one fails the
+// handler's read at the cap.
+func TestAdminBodyCap(t *testing.T) {
 	h := testAdmin()
+	tooLarge := fmt.Sprintf("request body is larger than the limit of %d bytes", AdminMaxBodyBytes)
+	atCap := strings.Repeat(" ", AdminMaxBodyBytes)
 	for _, tc := range []struct {
-		method, body, contentType string
-		status                    int
-		want                      string
+		name, method, path, body string
+		chunked                  bool
 	}{
-		{http.MethodGet, "", "", http.StatusOK, `{"level":"info"}` + "\n"},
-		{http.MethodPut, `{"level":"debug"}`, "application/json", http.StatusOK, `{"level":"debug"}` + "\n"},
-		{http.MethodPut, "level=warn", "application/x-www-form-urlencoded", http.StatusOK, `{"level":"warn"}` + "\n"},
-		{http.MethodPut, `{"level":"loud"}`, "application/json", http.StatusBadRequest, `{"error":"malformed request body: unrecognized level: \"loud\""}` + "\n"},
+		{"declared, one byte over", http.MethodPut, "/loglevel", atCap + " ", false},
+		{"chunked, one byte over", http.MethodPut, "/loglevel", atCap + " ", true},
+		{"declared, several MB", http.MethodPut, "/loglevel", strings.Repeat("x", 8<<20), false},
+		{"declared, to a GET route", http.MethodGet, LivezPath, atCap + " ", false},
+		{"declared, to an unknown path", http.MethodPost, "/nope", atCap + " ", false},
+		{"declared, to a wrong method", http.MethodPost, "/loglevel", atCap + " ", false},
 	} {
-		req := httptest.NewRequest(tc.method, "/loglevel", strings.NewReader(tc.body))
-		if tc.contentType != "" {
-			req.Header.Set("Content-Type", tc.contentType)
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(tc.body)
+			if tc.chunked {
+				body = struct{ io.Reader }{body} // httptest leaves its length unknown
+			}
+			req := httptest.NewRequest(tc.method, tc.path, body)
+			if tc.chunked && req.ContentLength != -1 {
+				t.Fatalf("ContentLength = %d, want -1", req.ContentLength)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			assertError(t, rec, http.StatusRequestEntityTooLarge, tooLarge)
+		})
+	}
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader(atCap)
+		if chunked {
+			body = struct{ io.Reader }{body}
 		}
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != tc.status || rec.Body.String() != tc.want {
-			t.Errorf("%s %s: %d %q, want %d %q", tc.method, tc.body, rec.Code, rec.Body, tc.status, tc.want)
-		}
-		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
-			t.Errorf("%s %s: Content-Type = %q, want application/json", tc.method, tc.body, ct)
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPut, "/loglevel", body))
+		if want := fmt.Sprintf(`{"read":%d}`, AdminMaxBodyBytes); rec.Code != http.StatusOK || rec.Body.String() != want {
+			t.Errorf("body at the cap (chunked %v): %d %s, want 200 %s", chunked, rec.Code, rec.Body, want)
 		}
 	}
 }
@@ -91,8 +125,7 @@ func TestAdminRouteKeepsItsOwnContentType(t *testing.T) {
 	}
 }
 
-// HEAD is served wherever GET is, also by handlers that check the method
-// themselves (zap's /loglevel answers 405 to anything but GET and PUT).
+// HEAD is served wherever GET is, on the routes other modules contribute too.
 func TestAdminHeadAnswersLikeGet(t *testing.T) {
 	srv := httptest.NewServer(testAdmin())
 	defer srv.Close()

@@ -40,8 +40,8 @@ func NewRouter(routes []Route) *Router {
 
 // handle registers rt on m, serving HEAD wherever GET is served, as HTTP
 // requires (RFC 9110 9.1). The handler sees a HEAD as the GET it stands
-// for, so that handlers which check the method (zap's /loglevel) answer it
-// too; net/http, which knows the request is a HEAD, sends only the headers.
+// for, so that handlers which check the method answer it too; net/http,
+// which knows the request is a HEAD, sends only the headers.
 func handle(m *mux.Router, rt Route) {
 	if rt.Method != http.MethodGet {
 		m.Handle(rt.Path, rt.Handler).Methods(rt.Method)

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
-
-	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
 func TestAccessLogLineHasEveryField(t *testing.T) {
@@ -181,28 +179,6 @@ func TestPanicAfterTheAnswerBeganAbortsTheConnection(t *testing.T) {
 	}
 	if n := histogramCount(t, c.reg, map[string]string{"route": "/plants", "code": "200"}); n != 1 {
 		t.Errorf("requests counted with code 200: %d, want 1", n)
-	}
-}
-
-func TestLogLevelChangesAtRunTime(t *testing.T) {
-	log, level, err := NewLogger(Config{LogLevel: "info", LogFormat: "json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = log.Sync() }()
-	routes := LogLevelRoutes(level)
-	put := slices.IndexFunc(routes, func(r httpserver.Route) bool { return r.Method == http.MethodPut })
-	if put < 0 {
-		t.Fatal("no PUT /loglevel route")
-	}
-	c := &chain{handler: routes[put].Handler}
-	w := c.do(http.MethodPut, LogLevelPath, "level=debug", "Content-Type", "application/x-www-form-urlencoded")
-	if w.Code != http.StatusOK || level.Level() != zapcore.DebugLevel {
-		t.Fatalf("PUT level=debug: status %d, level %v; want 200, debug (body %s)", w.Code, level.Level(), w.Body)
-	}
-	w = c.do(http.MethodPut, LogLevelPath, `{"level":"warn"}`, "Content-Type", "application/json")
-	if w.Code != http.StatusOK || !log.Core().Enabled(zapcore.WarnLevel) || log.Core().Enabled(zapcore.InfoLevel) {
-		t.Fatalf("PUT {\"level\":\"warn\"}: status %d, level %v; want 200, warn", w.Code, level.Level())
 	}
 }
 

@@ -6,13 +6,10 @@ package telemetry
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-
-	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
 // Config is the telemetry part of the program's configuration. Tracing is
@@ -30,10 +27,11 @@ func NewLogger(cfg Config) (*zap.Logger, zap.AtomicLevel, error) {
 
 // NewLoggerTo is NewLogger writing to out.
 func NewLoggerTo(cfg Config, out zapcore.WriteSyncer) (*zap.Logger, zap.AtomicLevel, error) {
-	level, err := zap.ParseAtomicLevel(cfg.LogLevel)
+	lvl, err := ParseLevel(cfg.LogLevel)
 	if err != nil {
-		return nil, level, fmt.Errorf("log level %q: want debug, info, warn or error", cfg.LogLevel)
+		return nil, zap.AtomicLevel{}, fmt.Errorf("log level %q: %w", cfg.LogLevel, err)
 	}
+	level := zap.NewAtomicLevelAt(lvl)
 	encCfg := zap.NewProductionEncoderConfig()
 	encCfg.TimeKey = "time"
 	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
@@ -48,18 +46,4 @@ func NewLoggerTo(cfg Config, out zapcore.WriteSyncer) (*zap.Logger, zap.AtomicLe
 	}
 	core := zapcore.NewCore(enc, out, level)
 	return zap.New(core, zap.ErrorOutput(zapcore.Lock(os.Stderr))), level, nil
-}
-
-// LogLevelPath is the admin path that reads (GET) and changes (PUT) the log
-// level at run time: curl -X PUT -d level=debug admin:9090/loglevel (or a
-// JSON body {"level":"debug"} sent as application/json).
-const LogLevelPath = "/loglevel"
-
-// LogLevelRoutes serve the level on the admin listener; zap's AtomicLevel
-// answers both methods and accepts JSON or a form value.
-func LogLevelRoutes(level zap.AtomicLevel) []httpserver.Route {
-	return []httpserver.Route{
-		{Method: http.MethodGet, Path: LogLevelPath, Handler: level},
-		{Method: http.MethodPut, Path: LogLevelPath, Handler: level},
-	}
 }
