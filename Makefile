@@ -1,22 +1,48 @@
 # Every developer entry point. `make run` and `make test` are the two a
-# newcomer needs; the README explains the rest.
+# newcomer needs; `make help` lists the others, the README explains them.
 
 GO       ?= go
 BIN      := bin/plantstore
 PKG      := github.com/plantstore/plantstore
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+# The version stamped into the binary and the image: the nearest tag (git
+# describe, e.g. v0.1.0 or v0.1.0-3-gabc1234). A checkout where no tag is
+# reachable (a clone without tags) gets the latest release in CHANGELOG.md
+# and the commit, e.g. v0.1.0-gabc1234, never a bare commit hash.
+RELEASE := v$(shell sed -n 's/^\#\# \[\([0-9][^]]*\)\].*/\1/p' CHANGELOG.md 2>/dev/null | head -n 1)
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --dirty 2>/dev/null || \
+	echo "$(RELEASE)-g$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)")
+endif
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Revision=$(REVISION)
 
 # Development settings for `make run`; never use this token anywhere real.
-DEV_TOKEN ?= dev-token
-HTTP_ADDR ?= :8080
-DATA_DIR  ?= ./data
+# Both listeners are on the loopback interface: the development token is
+# public, and the admin listener has no auth at all (PUT /loglevel).
+DEV_TOKEN  ?= dev-token
+HTTP_ADDR  ?= 127.0.0.1:8080
+ADMIN_ADDR ?= 127.0.0.1:9090
+DATA_DIR   ?= ./data
 
-# The image `make docker-build` makes, tagged with the version and latest
-# (the tag deploy/k8s uses), and `make docker-run` runs.
+# The URL the printed curl line uses: an address without a host (:8080)
+# listens on every interface, localhost among them.
+api_url = http://$(if $(filter :%,$(HTTP_ADDR)),localhost)$(HTTP_ADDR)
+
+# The image `make docker-build` makes, tagged with the version (the tag
+# deploy/k8s names for a release) and latest, and `make docker-run` runs.
 IMAGE       ?= plantstore
 DATA_VOLUME ?= plantstore-data
+# Names this build's build-stage image, which the classic builder leaves
+# behind untagged (see the Dockerfile), so that exactly it is removed.
+BUILD_ID    := $(shell od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+
+# The test runner, pinned: gotestsum runs `go test -json` and ends with a
+# summary of every skipped and failed test with its output, so a skipped
+# test is seen without -v. Under CI=true a skipped test fails the run.
+GOTESTSUM := gotest.tools/gotestsum@v1.13.0
+PKGS      ?= ./...
+NO_SKIPS_IN_CI := sh -c "test \"$$CI\" != true || test \"$$TESTS_SKIPPED\" = 0 || { echo CI=true: $$TESTS_SKIPPED skipped, every test must run in CI; exit 1; }"
 
 # Linters, pinned, fetched from the Go module proxy on first use.
 # golangci-lint runs staticcheck among others (config: .golangci.yml).
@@ -27,21 +53,26 @@ GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOVULNCHECK   := golang.org/x/vuln/cmd/govulncheck@v1.8.0
 GOVULNDB      ?= https://vuln.go.dev
 
-.PHONY: build run test lint bench docker-build docker-run
+.PHONY: help build run test lint bench docker-build docker-run clean
 
-build:
+help: ## list the targets
+	@echo "make TARGET [VARIABLE=value ...]; targets:"
+	@sed -n 's/^\([a-z-]*\):.*## \(.*\)/  \1\t\2/p' $(MAKEFILE_LIST) | expand -t 16
+	@echo "variables: HTTP_ADDR=$(HTTP_ADDR) ADMIN_ADDR=$(ADMIN_ADDR) DATA_DIR=$(DATA_DIR) DEV_TOKEN=$(DEV_TOKEN) VERSION=$(VERSION) IMAGE=$(IMAGE) PKGS=$(PKGS)"
+
+build: ## a static binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/plantstore
 
-run: build
-	@echo "plantstore: serving on $(HTTP_ADDR) with token $(DEV_TOKEN), plants kept in $(DATA_DIR)/plants.db. Try:"
-	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' http://localhost$(HTTP_ADDR)/plants"
-	PLANTSTORE_TOKENS=$(DEV_TOKEN) PLANTSTORE_HTTP_ADDR=$(HTTP_ADDR) PLANTSTORE_STORE=bolt PLANTSTORE_DATA_DIR=$(DATA_DIR) \
-	PLANTSTORE_LOG_FORMAT=console ./$(BIN)
+run: build ## serve on HTTP_ADDR (admin on ADMIN_ADDR) with the development token, plants in DATA_DIR
+	@echo "plantstore: serving on $(HTTP_ADDR) (admin $(ADMIN_ADDR)) with token $(DEV_TOKEN), plants kept in $(DATA_DIR)/plants.db. Try:"
+	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' $(api_url)/plants"
+	PLANTSTORE_TOKENS=$(DEV_TOKEN) PLANTSTORE_HTTP_ADDR=$(HTTP_ADDR) PLANTSTORE_ADMIN_ADDR=$(ADMIN_ADDR) \
+	PLANTSTORE_STORE=bolt PLANTSTORE_DATA_DIR=$(DATA_DIR) PLANTSTORE_LOG_FORMAT=console "$(abspath $(BIN))"
 
-test:
-	$(GO) test -race -count=1 -timeout 30m ./...
+test: ## every test (or those of PKGS), with the race detector; ends with the skipped ones and why
+	$(GO) run $(GOTESTSUM) --format pkgname --post-run-command '$(NO_SKIPS_IN_CI)' -- -race -count=1 -timeout 30m $(PKGS)
 
-lint:
+lint: ## gofmt, go vet, golangci-lint, govulncheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(GOLANGCI_LINT) run ./...
@@ -49,17 +80,21 @@ lint:
 
 # The load benchmark: every store at 1, 8, 32 and 128 connections.
 # Postgres is included when PLANTSTORE_POSTGRES_URL is set.
-bench:
+bench: ## the load benchmark (docs/performance.md)
 	$(GO) run ./tools/loadbench $(BENCHFLAGS)
 
-docker-build:
-	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
-		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest .
+# The build stage's image is removed whether the build succeeded or not:
+# nothing of the build is left behind but the tagged image.
+docker-build: ## the image, tagged IMAGE:VERSION and IMAGE:latest
+	@status=0; docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		--build-arg BUILD_ID=$(BUILD_ID) -t $(IMAGE):$(VERSION) -t $(IMAGE):latest . || status=$$?; \
+	docker image prune --force --filter label=org.plantstore.build-stage=$(BUILD_ID) >/dev/null; \
+	exit $$status
 
 # The image as users run it: read-only root filesystem, data on a named
 # volume, both ports on localhost only; docker stop waits out the drain and
 # shutdown (5 s + 20 s by default) before it kills. Ctrl-C stops it gracefully.
-docker-run: docker-build
+docker-run: docker-build ## build the image and run it on 127.0.0.1:8080 (admin 127.0.0.1:9090)
 	@echo "plantstore: serving on 127.0.0.1:8080 (admin 127.0.0.1:9090) with token $(DEV_TOKEN). Try:"
 	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' http://127.0.0.1:8080/plants"
 	docker run --rm --name plantstore --read-only --stop-timeout 30 \
@@ -67,3 +102,9 @@ docker-run: docker-build
 		-v $(DATA_VOLUME):/var/lib/plantstore \
 		-p 127.0.0.1:8080:8080 -p 127.0.0.1:9090:9090 \
 		$(IMAGE):$(VERSION)
+
+# Only what `make build` and `make run` made: the binary, and the bolt file
+# in DATA_DIR (the directory too once it is empty). Never a whole directory.
+clean: ## remove the binary and the development data (DATA_DIR/plants.db)
+	rm -f $(BIN) $(DATA_DIR)/plants.db
+	rmdir $(dir $(BIN)) $(DATA_DIR) 2>/dev/null || true
