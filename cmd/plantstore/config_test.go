@@ -87,6 +87,7 @@ var configFields = []struct {
 	{"idle-timeout", "PLANTSTORE_IDLE_TIMEOUT", "1m0s", "2m0s", func(c config) string { return c.HTTP.Limits.IdleTimeout.String() }},
 	{"max-header-bytes", "PLANTSTORE_MAX_HEADER_BYTES", "8192", "16384", func(c config) string { return strconv.Itoa(c.HTTP.Limits.MaxHeaderBytes) }},
 	{"max-concurrent-requests", "PLANTSTORE_MAX_CONCURRENT_REQUESTS", "64", "32", func(c config) string { return strconv.Itoa(c.HTTP.Limits.MaxConcurrentRequests) }},
+	{"max-connections", "PLANTSTORE_MAX_CONNECTIONS", "500", "300", func(c config) string { return strconv.Itoa(c.HTTP.Limits.MaxConnections) }},
 	{"rate-limit", "PLANTSTORE_RATE_LIMIT", "2.5", "0.001", func(c config) string { return strconv.FormatFloat(c.Auth.RateLimit, 'g', -1, 64) }},
 	{"rate-burst", "PLANTSTORE_RATE_BURST", "5", "7", func(c config) string { return strconv.Itoa(c.Auth.RateBurst) }},
 	{"pprof", "PLANTSTORE_PPROF", "true", "false", func(c config) string { return strconv.FormatBool(c.HTTP.Pprof) }},

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/fx"
+
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -156,7 +158,7 @@ func TestOversizedHeadersAreRefused(t *testing.T) {
 }
 
 // heldCreate is a POST /plants whose body is sent in two halves: the
-// handler is reading it in between, holding a concurrency slot.
+// server is reading it in between.
 type heldCreate struct {
 	conn net.Conn
 	body string
@@ -218,19 +220,50 @@ func (s *testServer) metric(t *testing.T, name string) float64 {
 	return 0
 }
 
-// TestOverTheConcurrencyCap fills the cap with creates whose bodies are
-// half sent: further creates get 503 with Retry-After and leave nothing in
-// the store, requests with bad tokens still get their 401, and once the held
-// bodies arrive every held create answers 200 and is stored exactly.
+// gatedStore holds every Create at the store's door until release is
+// closed, then lets it through to the real store: requests that took a
+// slot of the concurrency cap (their bodies read) stay in flight for as long
+// as the test needs. Bodies no longer hold slots (see
+// TestSlowBodiesDoNotHoldTheSlots), so something past the body must.
+type gatedStore struct {
+	plant.Store
+	release chan struct{}
+}
+
+func (g *gatedStore) Create(ctx context.Context, p plant.Plant) error {
+	<-g.release
+	return g.Store.Create(ctx, p)
+}
+
+// sendCreate sends a whole POST /plants on a connection of its own; finish
+// reads the answer.
+func sendCreate(t *testing.T, s *testServer, body string) *heldCreate {
+	t.Helper()
+	h := &heldCreate{conn: s.dial(t), body: body, sent: len(body)}
+	_, err := fmt.Fprintf(h.conn, "POST /plants HTTP/1.1\r\nHost: plantstore\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testToken, len(body), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestOverTheConcurrencyCap fills the cap with creates held at the store:
+// further creates get 503 with Retry-After and leave nothing in the store,
+// requests with bad tokens still get their 401, and once the store lets
+// them through every held create answers 200 and is stored exactly.
 func TestOverTheConcurrencyCap(t *testing.T) {
 	forEachStore(t, func(t *testing.T, cfg config) {
 		const capacity = 4
 		cfg.HTTP.Limits.MaxConcurrentRequests = capacity
-		s := startServer(t, cfg)
+		gate := make(chan struct{})
+		s := startServer(t, cfg, fx.Decorate(func(store plant.Store) plant.Store {
+			return &gatedStore{Store: store, release: gate}
+		}))
 
 		held := make([]*heldCreate, capacity)
 		for i := range held {
-			held[i] = startHeldCreate(t, s, fmt.Sprintf(`{"id":%d,"name":"held %d","tag":"t%d"}`, i, i, i))
+			held[i] = sendCreate(t, s, fmt.Sprintf(`{"id":%d,"name":"held %d","tag":"t%d"}`, i, i, i))
 		}
 		eventually(t, hangGuard, "the held creates take every slot", func() bool {
 			return s.metric(t, "plantstore_http_concurrent_requests") == capacity
@@ -252,6 +285,7 @@ func TestOverTheConcurrencyCap(t *testing.T) {
 			t.Fatalf("plantstore_http_shed_total = %v, want %d", got, extra)
 		}
 
+		close(gate)
 		var wg sync.WaitGroup
 		answers := make([]response, capacity)
 		for i, h := range held {
@@ -375,11 +409,12 @@ func TestRefusedBodiesAreNotAwaited(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, token string
 		want              int
+		closes            bool // a 401 always closes: see TestIdleConnectionsAreCapped
 	}{
-		{"bad token", "/plants", "bad-token", http.StatusUnauthorized},
-		{"no token", "/plants", "", http.StatusUnauthorized},
-		{"unknown path", "/nowhere", testToken, http.StatusNotFound},
-		{"declared too large", "/plants", testToken, http.StatusRequestEntityTooLarge},
+		{"bad token", "/plants", "bad-token", http.StatusUnauthorized, true},
+		{"no token", "/plants", "", http.StatusUnauthorized, true},
+		{"unknown path", "/nowhere", testToken, http.StatusNotFound, false},
+		{"declared too large", "/plants", testToken, http.StatusRequestEntityTooLarge, false},
 	} {
 		t.Run(tc.name+", body withheld", func(t *testing.T) {
 			conn := s.dial(t)
@@ -403,6 +438,18 @@ func TestRefusedBodiesAreNotAwaited(t *testing.T) {
 				t.Fatal(err)
 			}
 			br := bufio.NewReader(conn)
+			if tc.closes {
+				if _, err := io.WriteString(conn, head(tc.path, tc.token)+strings.Repeat(" ", declared)); err != nil {
+					t.Fatal(err)
+				}
+				if resp := read(t, br); resp.StatusCode != tc.want || !resp.Close {
+					t.Fatalf("status = %d, Connection: close %v; want %d and close", resp.StatusCode, resp.Close, tc.want)
+				}
+				if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
+					t.Fatalf("after the answer: %q, %v; want the connection closed", rest, err)
+				}
+				return
+			}
 			for i := range 2 { // the second request reuses the connection
 				if _, err := io.WriteString(conn, head(tc.path, tc.token)+strings.Repeat(" ", declared)); err != nil {
 					t.Fatal(err)

@@ -91,13 +91,14 @@ type testServer struct {
 	app        *fx.App
 }
 
-// startServer starts the real Fx app with cfg and stops it when the test ends.
-func startServer(t *testing.T, cfg config) *testServer {
+// startServer starts the real Fx app with cfg, and opts added, and stops
+// it when the test ends.
+func startServer(t *testing.T, cfg config, opts ...fx.Option) *testServer {
 	t.Helper()
 	var servers *httpserver.Servers
 	var store plant.Store
 	var ready *httpserver.Readiness
-	app := newApp(cfg, fx.Populate(&servers, &store, &ready), fx.NopLogger)
+	app := newApp(cfg, append(opts, fx.Populate(&servers, &store, &ready), fx.NopLogger)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := app.Start(ctx); err != nil {

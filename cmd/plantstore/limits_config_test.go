@@ -34,6 +34,7 @@ func TestLimitFlagsMustBePositive(t *testing.T) {
 		{"--idle-timeout=0s", "--idle-timeout 0s: must be positive"},
 		{"--max-header-bytes=0", "--max-header-bytes 0: must be positive"},
 		{"--max-concurrent-requests=0", "--max-concurrent-requests 0: must be positive"},
+		{"--max-connections=-1", "--max-connections -1: must not be negative (0 derives it from the file limit)"},
 		{"--rate-limit=-1", "--rate-limit -1: must not be negative (0 turns it off)"},
 		{"--rate-limit=NaN", "--rate-limit NaN: must not be negative (0 turns it off)"},
 	} {

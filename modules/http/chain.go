@@ -29,14 +29,17 @@ type Middlewares struct {
 //     itself recovers a panic above it, by dropping the connection);
 //   - auth, before anything of the request is read;
 //   - the per-token rate limit, which needs auth's token identity;
+//   - reading the body of a route that takes one (readahead.go), so that
+//     a slow body does not hold a slot of the cap while it arrives;
 //   - the concurrency cap. It sits after auth on purpose: a flood of
 //     requests with bad tokens, each a cheap 401, must not fill the slots and
-//     starve valid clients; only authenticated requests, which do the
-//     expensive work (body, store), compete for them;
+//     starve valid clients; only authenticated requests with their body in
+//     hand, which do the expensive work (decoding, store), compete for them;
 //   - the matched handler.
 func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder) http.Handler {
 	h := router.Dispatch()
 	h = shed.Wrap(h)
+	h = readAhead(h)
 	h = m.RateLimit(h)
 	h = m.Auth(h)
 	h = rec.Wrap(h)

@@ -23,10 +23,15 @@ type Limits struct {
 	// MaxConcurrentRequests caps the authenticated API requests served at
 	// once; over it the API answers 503 with Retry-After (see Shedder).
 	MaxConcurrentRequests int
+	// MaxConnections caps the API listener's open connections; over it new
+	// connections wait in the kernel's accept queue (see conncap.go). Zero
+	// derives it from the file limit (DefaultMaxConnections).
+	MaxConnections int
 }
 
 // DefaultLimits are the limits of a server whose Config leaves them zero,
-// and the flags' defaults. Why these:
+// and the flags' defaults (MaxConnections, zero here, is derived from the
+// file limit at start: DefaultMaxConnections). Why these:
 //   - 5s for the headers: a real client sends them in one packet; five
 //     seconds forgives a bad mobile link while a slowloris connection is
 //     dropped quickly.
@@ -77,6 +82,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxConcurrentRequests <= 0 {
 		l.MaxConcurrentRequests = d.MaxConcurrentRequests
+	}
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = DefaultMaxConnections()
 	}
 	return l
 }

@@ -19,7 +19,7 @@ var Module = fx.Module("http",
 		fx.Annotate(NewAdminHandler, fx.ParamTags(``, `group:"admin_routes"`), fx.ResultTags(`name:"admin"`)),
 		fx.Annotate(NewServers, fx.ParamTags(``, `name:"api"`, `name:"admin"`)),
 	),
-	fx.Invoke(register),
+	fx.Invoke(register, registerConnectionMetrics),
 )
 
 func newShedder(cfg Config, reg prometheus.Registerer) (*Shedder, error) {

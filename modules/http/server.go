@@ -19,6 +19,7 @@ type Servers struct {
 	admin *http.Server
 	ready *Readiness
 	log   *zap.Logger
+	conns *connectionCap // the API listener's, see conncap.go
 
 	apiAddr, adminAddr net.Addr
 	failed             chan error
@@ -27,14 +28,17 @@ type Servers struct {
 // NewServers returns servers for the two handlers; Start opens them.
 func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readiness, log *zap.Logger) *Servers {
 	errLog := zap.NewStdLog(log.Named("http"))
-	return &Servers{
+	s := &Servers{
 		cfg:    cfg,
 		api:    newServer(closeWhileDraining(ready, apiHandler), cfg.Limits, errLog),
 		admin:  newServer(adminHandler, cfg.Limits, errLog),
 		ready:  ready,
 		log:    log,
+		conns:  newConnectionCap(cfg.Limits.withDefaults().MaxConnections),
 		failed: make(chan error, 2), // one per listener: serve never blocks on it
 	}
+	s.api.ConnState = s.conns.track
+	return s
 }
 
 // newServer returns a server with the limits set (see limits.go): without
@@ -66,7 +70,7 @@ func (s *Servers) Start(ctx context.Context) error {
 		return err
 	}
 	s.apiAddr, s.adminAddr = apiLn.Addr(), adminLn.Addr()
-	go s.serve("api", s.api, apiLn)
+	go s.serve("api", s.api, s.conns.limit(apiLn))
 	go s.serve("admin", s.admin, adminLn)
 	return nil
 }

@@ -52,7 +52,7 @@ func NewShedder(max int, reg prometheus.Registerer) (*Shedder, error) {
 }
 
 // Wrap is the middleware. A request holds its slot until its handler
-// returns, which includes reading its body.
+// returns; its body, if its route takes one, was read before (readahead.go).
 func (s *Shedder) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 
+	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -44,32 +45,25 @@ func checkJSONContentType(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// readBody reads at most limit bytes of the body into buf. Over the limit it
-// answers 413 and returns false; a body that declares its size too large is
-// refused before a byte of it is read.
-func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) bool {
-	if r.ContentLength > limit {
-		return bodyTooLarge(w, limit)
+// readBody returns the body, at most limit bytes, read into buf unless the
+// chain read it ahead (httpserver.ReadBody). Over the limit it answers 413
+// and returns false; a body that declares its size too large is refused
+// before a byte of it is read.
+func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) ([]byte, bool) {
+	body, err := httpserver.ReadBody(w, r, buf, limit)
+	if err == nil {
+		return body, true
 	}
-	// ReadFrom grows by doubling and keeps room for more: a body of the
-	// declared size read that way would hold twice its size. Sized up
-	// front (the length is within the limit here), it holds what it reads.
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom wants MinRead free to see EOF
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	var maxErr *http.MaxBytesError
+	var maxErr *http.MaxBytesError // it escapes: declared here, only a failed read allocates it
 	switch {
-	case err == nil:
-		return true
 	case errors.As(err, &maxErr):
-		return bodyTooLarge(w, limit)
+		return nil, bodyTooLarge(w, limit)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		httperr.Write(w, http.StatusBadRequest, "request body ended before its declared length")
 	default:
 		httperr.Write(w, http.StatusBadRequest, "request body could not be read")
 	}
-	return false
+	return nil, false
 }
 
 func bodyTooLarge(w http.ResponseWriter, limit int64) bool {

@@ -79,7 +79,7 @@ func TestReadBody(t *testing.T) {
 			req.ContentLength = tc.length
 			rec := httptest.NewRecorder()
 			var buf bytes.Buffer
-			if got := readBody(rec, req, &buf, limit); got != tc.ok {
+			if _, got := readBody(rec, req, &buf, limit); got != tc.ok {
 				t.Fatalf("readBody = %v, want %v (answer %d %s)", got, tc.ok, rec.Code, rec.Body)
 			}
 			if tc.ok {
@@ -100,7 +100,7 @@ func TestReadBodySizesBufferToDeclaredLength(t *testing.T) {
 	const size = 1 << 20
 	req := httptest.NewRequest(http.MethodPost, "/plants", strings.NewReader(strings.Repeat("x", size)))
 	var buf bytes.Buffer
-	if !readBody(httptest.NewRecorder(), req, &buf, size) {
+	if _, ok := readBody(httptest.NewRecorder(), req, &buf, size); !ok {
 		t.Fatal("readBody refused a body at the limit")
 	}
 	if buf.Len() != size || buf.Cap() > size+64<<10 {

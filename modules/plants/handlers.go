@@ -42,7 +42,7 @@ func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registere
 func (h *Handlers) Routes() []httpserver.Route {
 	return []httpserver.Route{
 		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list)},
-		{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(h.create)},
+		{Method: http.MethodPost, Path: "/plants", Handler: httpserver.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create))},
 		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get)},
 		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete)},
 	}
