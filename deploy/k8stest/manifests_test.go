@@ -265,15 +265,23 @@ func TestResources(t *testing.T) {
 	})
 }
 
+// TestImage: every variant deploys the latest release's image, the tag
+// `make docker-build` gives it at the release's git tag (v0.1.0), never
+// :latest, which names whatever was built last. Users point it at their
+// registry with kustomize's images: (docs/kubernetes.md).
 func TestImage(t *testing.T) {
+	release, err := repo.LatestRelease()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "plantstore:v" + release
 	forEach(t, func(t *testing.T, k Kustomization, m *Manifests) {
 		_, c := workload(t, m)
-		name, tag, ok := strings.Cut(c.Image, ":")
-		if !ok || name != "plantstore" || tag == "" {
-			t.Errorf("image %q, want plantstore:<tag> (users set it with kustomize's images:)", c.Image)
+		if c.Image != want {
+			t.Errorf("image %q, want %s, the latest release in CHANGELOG.md", c.Image, want)
 		}
 		if c.ImagePullPolicy != corev1.PullIfNotPresent {
-			t.Errorf("imagePullPolicy %q, want IfNotPresent (a :latest image loaded into the cluster must not be pulled)", c.ImagePullPolicy)
+			t.Errorf("imagePullPolicy %q, want IfNotPresent (an image loaded into the cluster must not be pulled)", c.ImagePullPolicy)
 		}
 	})
 }
