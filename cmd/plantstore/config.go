@@ -37,9 +37,15 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	var cfg config
 	var tokens string
 	fs := newFlagSet(&cfg, &tokens)
-	fs.Usage = func() { fs.SetOutput(usage); printUsage(fs); fs.SetOutput(io.Discard) }
+	fs.Usage = func() {} // the usage is for --help only: a mistake is one line
+	explain := explainValues(fs)
 	if err := ff.Parse(fs, args, ff.WithEnvVarPrefix(envPrefix)); err != nil {
-		return cfg, err
+		if errors.Is(err, flag.ErrHelp) {
+			help := newFlagSet(&config{}, new(string)) // fs's values are wrapped now
+			help.SetOutput(usage)
+			printUsage(help)
+		}
+		return cfg, explain(err)
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -80,7 +86,7 @@ func newFlagSet(cfg *config, tokens *string) *flag.FlagSet {
 	fs.StringVar(tokens, "tokens", "", "comma-separated API tokens (for development; prefer --tokens-file)")
 	fs.StringVar(&cfg.Telemetry.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cfg.Telemetry.LogFormat, "log-format", "json", "log format: json or console")
-	fs.BoolVar(&cfg.HTTP.Pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ on the admin listener")
+	fs.BoolVar(&cfg.HTTP.Pprof, "pprof", false, "serve Go's profiles on the admin listener: /debug/pprof/profile (CPU), /debug/pprof/heap, goroutine, allocs, block, mutex, threadcreate (no index page)")
 	return fs
 }
 

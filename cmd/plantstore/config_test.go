@@ -156,17 +156,18 @@ func TestParseConfigErrors(t *testing.T) {
 		env  map[string]string
 		err  string
 	}{
-		{"unknown flag", []string{"--colour=green"}, nil,
-			"error parsing commandline arguments: flag provided but not defined: -colour"},
+		{"unknown flag", []string{"--colour=green"}, nil, "unknown flag --colour"},
+		{"missing value", []string{"--store"}, nil, "--store needs a value"},
 		{"unexpected argument", []string{"serve"}, nil, `unexpected argument "serve"`},
 		{"duration", []string{"--drain-delay=soon"}, nil,
-			`error parsing commandline arguments: invalid value "soon" for flag -drain-delay: parse error`},
+			`--drain-delay "soon": want a duration such as 5s, 250ms or 1m30s`},
 		{"duration from env", nil, map[string]string{"PLANTSTORE_SHUTDOWN_TIMEOUT": "forever"},
-			`error parsing environment variables: error setting flag "shutdown-timeout" from environment variable "PLANTSTORE_SHUTDOWN_TIMEOUT": parse error`},
-		{"number", []string{"--max-body-bytes=1MiB"}, nil,
-			`error parsing commandline arguments: invalid value "1MiB" for flag -max-body-bytes: parse error`},
+			`PLANTSTORE_SHUTDOWN_TIMEOUT "forever": want a duration such as 5s, 250ms or 1m30s`},
+		{"number", []string{"--max-body-bytes=1MiB"}, nil, `--max-body-bytes "1MiB": want a whole number such as 16`},
 		{"number from env", nil, map[string]string{"PLANTSTORE_MAX_BODY_BYTES": "lots"},
-			`error parsing environment variables: error setting flag "max-body-bytes" from environment variable "PLANTSTORE_MAX_BODY_BYTES": parse error`},
+			`PLANTSTORE_MAX_BODY_BYTES "lots": want a whole number such as 16`},
+		{"fraction", []string{"--rate-limit=fast"}, nil, `--rate-limit "fast": want a number such as 2.5`},
+		{"bool", []string{"--pprof=yes"}, nil, `--pprof "yes": want true or false`},
 		{"http-addr", []string{"--http-addr=8080"}, nil, `--http-addr "8080": want host:port, e.g. :8080`},
 		{"http-addr without port", []string{"--http-addr=localhost:"}, nil, `--http-addr "localhost:": want host:port, e.g. :8080`},
 		{"admin-addr from env", nil, map[string]string{"PLANTSTORE_ADMIN_ADDR": "localhost"}, `--admin-addr "localhost": want host:port, e.g. :8080`},
@@ -222,13 +223,14 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		stderr string
 	}{
 		{"bad flag", []string{"--drain-delay=soon", "--tokens=t"}, nil,
-			`plantstore: error parsing commandline arguments: invalid value "soon" for flag -drain-delay: parse error`},
+			`plantstore: --drain-delay "soon": want a duration such as 5s, 250ms or 1m30s (see plantstore --help)`},
 		{"bad env value", []string{"--tokens=t"}, map[string]string{"PLANTSTORE_LOG_LEVEL": "loud"},
-			`plantstore: --log-level "loud": want debug, info, warn or error`},
+			`plantstore: --log-level "loud": want debug, info, warn or error (see plantstore --help)`},
 		{"bad env syntax", []string{"--tokens=t"}, map[string]string{"PLANTSTORE_DRAIN_DELAY": "5"},
-			`plantstore: error parsing environment variables: error setting flag "drain-delay" from environment variable "PLANTSTORE_DRAIN_DELAY": parse error`},
+			`plantstore: PLANTSTORE_DRAIN_DELAY "5": want a duration such as 5s, 250ms or 1m30s (see plantstore --help)`},
+		{"unknown flag", []string{"--tokens=t", "--drain=5s"}, nil, `plantstore: unknown flag --drain (see plantstore --help)`},
 		{"no token", nil, nil,
-			"plantstore: no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)"},
+			"plantstore: no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS) (see plantstore --help)"},
 		{"unreadable tokens file", []string{"--tokens-file=" + missing, "--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--log-level=error", "--store=memory"}, nil,
 			"plantstore: read tokens file: open " + missing + ": no such file or directory"},
 	} {
@@ -243,6 +245,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 			}
 			if stderr.String() != tc.stderr+"\n" {
 				t.Fatalf("stderr\n got %q\nwant %q", stderr.String(), tc.stderr+"\n")
+			}
+			if stdout.Len() != 0 { // no usage after a mistake: it buried the one line
+				t.Fatalf("stdout %q, want nothing", stdout.String())
 			}
 		})
 	}

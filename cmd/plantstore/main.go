@@ -15,11 +15,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"go.uber.org/dig"
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/internal/gcfloor"
 	"github.com/plantstore/plantstore/modules/auth"
@@ -42,7 +45,8 @@ func main() {
 }
 
 // run is main with its exit code: 0 after a clean shutdown, 2 for a bad
-// configuration or a start-up failure, 1 for a failed shutdown.
+// configuration or a start-up failure (one line on stderr, nothing on
+// stdout), 1 for a failed or interrupted shutdown or a listener that failed.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -57,23 +61,69 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "plantstore: %v\n", err)
+		fmt.Fprintf(stderr, "plantstore: %v (see plantstore --help)\n", err)
 		return 2
 	}
 
-	app := newApp(cfg)
+	var log *zap.Logger
+	app := newApp(cfg, fx.Populate(&log))
 	if err := startApp(app); err != nil {
-		fmt.Fprintf(stderr, "plantstore: %v\n", dig.RootCause(err))
+		fmt.Fprintf(stderr, "plantstore: %v\n", startError(err))
 		return 2
 	}
-	<-app.Wait()
+	shutdown := <-app.Wait()
+	if code := stop(app, cfg, log, stderr); code != 0 {
+		return code
+	}
+	return shutdown.ExitCode // 1 when a listener failed on its own
+}
+
+// stop stops the app: the listeners drain, the store closes, traces flush;
+// its last log line says how long that took. A second SIGINT or SIGTERM
+// meanwhile stops at once with exit code 1, as most servers do: whoever
+// sends it wants the process gone now, and every store is safe to abandon
+// (nothing was acknowledged that is not committed). Exit code 1, not 0,
+// because requests in flight may have been cut off.
+func stop(app *fx.App, cfg config, log *zap.Logger, stderr io.Writer) int {
+	began := time.Now()
+	// Registered only now: the first signal has been taken by app.Wait.
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(again)
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout(cfg))
 	defer cancel()
-	if err := app.Stop(ctx); err != nil {
-		fmt.Fprintf(stderr, "plantstore: shutdown: %v\n", err)
+	stopped := make(chan error, 1)
+	go func() { stopped <- app.Stop(ctx) }()
+	// The logger's buffer was flushed by the telemetry module's stop hook;
+	// what is logged after it stays buffered until this Sync.
+	defer func() { _ = log.Sync() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			log.Error("stop failed", zap.Duration("duration", time.Since(began)), zap.Error(err))
+			fmt.Fprintf(stderr, "plantstore: shutdown: %v\n", err)
+			return 1
+		}
+		log.Info("stopped", zap.Duration("duration", time.Since(began)))
+		return 0
+	case sig := <-again:
+		log.Warn("stopped at once on a second signal", zap.String("signal", sig.String()),
+			zap.Duration("duration", time.Since(began)))
 		return 1
 	}
-	return 0
+}
+
+// listenerFlags name the flag that sets each listener's address.
+var listenerFlags = map[string]string{"api": "http-addr", "admin": "admin-addr"}
+
+// startError is the one line a failed start prints: the root cause, and for
+// a listener, its name and flag (admin listener --admin-addr :9090:
+// address already in use).
+func startError(err error) error {
+	if le, ok := errors.AsType[*httpserver.ListenError](err); ok {
+		return fmt.Errorf("%s listener --%s %s: %w", le.Listener, listenerFlags[le.Listener], le.Addr, le.Err)
+	}
+	return dig.RootCause(err)
 }
 
 // newApp wires the modules; tests pass extra options such as fx.Populate.

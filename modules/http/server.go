@@ -62,12 +62,12 @@ func (s *Servers) Start(ctx context.Context) error {
 	var lc net.ListenConfig
 	apiLn, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
 	if err != nil {
-		return err
+		return listenError("api", s.cfg.Addr, err)
 	}
 	adminLn, err := lc.Listen(ctx, "tcp", s.cfg.AdminAddr)
 	if err != nil {
 		_ = apiLn.Close()
-		return err
+		return listenError("admin", s.cfg.AdminAddr, err)
 	}
 	s.apiAddr, s.adminAddr = apiLn.Addr(), adminLn.Addr()
 	go s.serve("api", s.api, s.conns.limit(apiLn))

@@ -39,9 +39,13 @@ var Module = fx.Module("telemetry",
 )
 
 // FxLogger sends Fx's own events through zap; pass it to fx.WithLogger.
+// All of them are at debug, its errors too: the program reports a failed
+// start or stop itself, as one line on stderr, and Fx's two JSON lines
+// about the same error on stdout only made the failure harder to read.
 func FxLogger(log *zap.Logger) fxevent.Logger {
 	l := &fxevent.ZapLogger{Logger: log.Named("fx")}
-	l.UseLogLevel(zapcore.DebugLevel) // Fx's wiring chatter only at debug; its errors stay errors
+	l.UseLogLevel(zapcore.DebugLevel)
+	l.UseErrorLevel(zapcore.DebugLevel)
 	return l
 }
 

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadStartIsOneLine runs the real binary with a mistake a first-time
+// user makes: whatever it is, the program says so in exactly one line on
+// stderr, writes nothing on stdout (no usage, no JSON from Fx) and exits 2.
+func TestBadStartIsOneLine(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	busy := taken.Addr().String()
+	closed := closedLoopbackAddr(t)
+
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		env    []string
+		stderr string // the whole line, or its start when prefix is set
+		prefix bool
+	}{
+		{name: "bad duration", args: []string{"--drain-delay", "5"},
+			stderr: `plantstore: --drain-delay "5": want a duration such as 5s, 250ms or 1m30s (see plantstore --help)`},
+		{name: "bad duration from env", env: []string{"PLANTSTORE_SHUTDOWN_TIMEOUT=20"},
+			stderr: `plantstore: PLANTSTORE_SHUTDOWN_TIMEOUT "20": want a duration such as 5s, 250ms or 1m30s (see plantstore --help)`},
+		{name: "unknown flag", args: []string{"--colour=green"},
+			stderr: `plantstore: unknown flag --colour (see plantstore --help)`},
+		{name: "bad int", args: []string{"--max-body-bytes=1MiB"},
+			stderr: `plantstore: --max-body-bytes "1MiB": want a whole number such as 16 (see plantstore --help)`},
+		{name: "bad bool", args: []string{"--pprof=yes"},
+			stderr: `plantstore: --pprof "yes": want true or false (see plantstore --help)`},
+		{name: "missing value", args: []string{"--store"},
+			stderr: `plantstore: --store needs a value (see plantstore --help)`},
+		{name: "API port in use", args: []string{"--http-addr", busy},
+			stderr: "plantstore: api listener --http-addr " + busy + ": address already in use"},
+		{name: "admin port in use", args: []string{"--admin-addr", busy},
+			stderr: "plantstore: admin listener --admin-addr " + busy + ": address already in use"},
+		{name: "postgres unreachable", args: []string{"--store=postgres",
+			"--postgres-url=postgres://plantstore@" + closed + "/plantstore?sslmode=disable", "--postgres-connect-timeout=2s"},
+			stderr: "plantstore: postgres: migrate: failed to connect to `user=plantstore database=plantstore`: " + closed, prefix: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runBinary(t, tc.args, tc.env...)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr is %d lines, want 1: %q", strings.Count(stderr, "\n"), stderr)
+			}
+			line := strings.TrimSuffix(stderr, "\n")
+			if tc.prefix && !strings.HasPrefix(line, tc.stderr) || !tc.prefix && line != tc.stderr {
+				t.Errorf("stderr\n got %q\nwant %q", line, tc.stderr)
+			}
+		})
+	}
+}
+
+// closedLoopbackAddr is a loopback address nothing listens on: a port the
+// kernel just handed out and took back.
+func closedLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// runBinary runs the program to its exit with args, on the memory store and
+// free loopback ports unless args or env say otherwise, and returns its exit
+// code, stdout and stderr.
+func runBinary(t *testing.T, args []string, env ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(buildBinary(t), args...)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"PLANTSTORE_HTTP_ADDR=127.0.0.1:0",
+		"PLANTSTORE_ADMIN_ADDR=127.0.0.1:0",
+		"PLANTSTORE_TOKENS=" + testToken,
+		"PLANTSTORE_STORE=memory",
+		"PLANTSTORE_DATA_DIR=" + t.TempDir(),
+	}, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }() // the exit code is what the caller checks
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("plantstore %q did not exit within 30s; stderr:\n%s", args, errOut.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+}
