@@ -26,8 +26,8 @@ const formatVersion = "1"
 
 // Open opens dir/plants.db, creating dir (mode 0700) and the file as
 // needed. Its errors are meant for the operator, each on one line: the data
-// dir in use by another process, not writable, or holding a file that is
-// not a plant store.
+// dir in use by another process or not writable, a plants.db this process
+// may not write, or one that is not a plant store.
 func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("bolt store: cannot create data dir %q: %w", dir, unwrapPath(err))
@@ -38,7 +38,7 @@ func Open(dir string) (*Store, error) {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, fmt.Errorf("bolt store: data dir %q is in use by another plantstore process (%s is locked)", dir, FileName)
 	case errors.Is(err, fs.ErrPermission):
-		return nil, fmt.Errorf("bolt store: data dir %q is not writable: %w", dir, unwrapPath(err))
+		return nil, permissionError(dir, path, err)
 	case isPathError(err):
 		return nil, fmt.Errorf("bolt store: cannot open %s: %w", path, unwrapPath(err))
 	case err != nil:
@@ -74,6 +74,17 @@ func openBolt(path string) (db *bolt.DB, err error) {
 func corrupt(path string, err error) error {
 	return fmt.Errorf("bolt store: %s is not a readable plant store (corrupt, or not a plantstore file): %w; "+
 		"move it away to start empty, or restore it from a backup", path, err)
+}
+
+// permissionError names what refused the open: a plants.db that exists is
+// the file itself (read-only, or another user's), whose mode says which;
+// otherwise the data dir, in which it could not be created.
+func permissionError(dir, path string, err error) error {
+	info, statErr := os.Stat(path)
+	if statErr != nil {
+		return fmt.Errorf("bolt store: data dir %q is not writable: %w", dir, unwrapPath(err))
+	}
+	return fmt.Errorf("bolt store: %s is not writable by this process (mode %v): %w", path, info.Mode().Perm(), unwrapPath(err))
 }
 
 func isPathError(err error) bool {
