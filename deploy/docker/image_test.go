@@ -1,18 +1,11 @@
 package docker
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/plantstore/plantstore/internal/repo"
 )
 
 // maxImageBytes is the image's size budget: 25 MB, as `docker images`
@@ -21,58 +14,6 @@ import (
 // with TLS. (httpsnoop alone was 1.5 MB of it: its 512 generated writer
 // types; the service's two writer wrappers are now written by hand.)
 const maxImageBytes = 25_000_000
-
-// buildTimeout bounds the image build, which compiles the whole program.
-const buildTimeout = 20 * time.Minute
-
-// The image is built once per test binary and removed by TestMain.
-var built struct {
-	once              sync.Once
-	tag               string
-	version, revision string
-	err               error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.tag != "" {
-		if _, err := runDocker(context.Background(), "rmi", built.tag); err != nil {
-			fmt.Fprintln(os.Stderr, "removing the test image:", err)
-		}
-	}
-	os.Exit(code)
-}
-
-// image builds the repository's Dockerfile with a version and revision of
-// the test's own, and returns the image's tag.
-func image(t *testing.T) string {
-	t.Helper()
-	requireDocker(t)
-	built.once.Do(func() {
-		root, err := repo.Root()
-		if err != nil {
-			built.err = err
-			return
-		}
-		suffix := randomHex(4)
-		built.version, built.revision = "e2e-"+suffix, randomHex(20)
-		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-		defer cancel()
-		out, err := runDockerNoTimeout(ctx, "build", "--force-rm",
-			"--build-arg", "VERSION="+built.version, "--build-arg", "REVISION="+built.revision,
-			"--tag", "plantstore-e2e:"+suffix, root)
-		if err != nil {
-			built.err = fmt.Errorf("%w\n%s\n(where the engine cannot pull the base images, run scripts/ci-images.sh first, and again after go.mod or go.sum change)",
-				err, lastLines(out, 40))
-			return
-		}
-		built.tag = "plantstore-e2e:" + suffix
-	})
-	if built.err != nil {
-		t.Fatalf("building the image: %v", built.err)
-	}
-	return built.tag
-}
 
 // TestImage checks what the Dockerfile promises about the image itself.
 func TestImage(t *testing.T) {

@@ -1,0 +1,199 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plantstore/plantstore/internal/repo"
+)
+
+// buildTimeout bounds the image build, which compiles the whole program.
+const buildTimeout = 20 * time.Minute
+
+// plantedTokens are token files a user may well have in the checkout (the
+// README's secrets/tokens, docs/kubernetes.md's tokens.txt, and one left in
+// a source directory by mistake), each with a value of its own, so that a
+// leak says which file leaked. The image is built from a copy of the
+// checkout that has them; none may reach the image or the build's layers.
+var plantedTokens = map[string]string{
+	"secrets/tokens":              "planted-secrets-tokens-" + randomHex(16),
+	"tokens.txt":                  "planted-tokens-txt-" + randomHex(16),
+	"cmd/plantstore/tokens.txt":   "planted-source-tokens-txt-" + randomHex(16),
+	"deploy/k8s/secrets/tokens":   "planted-deploy-tokens-" + randomHex(16),
+	"internal/secrets/tokens.txt": "planted-internal-tokens-" + randomHex(16),
+}
+
+// The image is built once per test binary and removed by TestMain, with
+// everything the build made.
+var built struct {
+	once              sync.Once
+	checkout          string // the copy of the checkout it is built from
+	name, tag         string // IMAGE and IMAGE:VERSION
+	stage             string // the build stage, tagged to be inspected
+	version, revision string
+	err               error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, tag := range []string{built.tag, built.name + ":latest", built.stage} {
+		if built.name == "" {
+			break
+		}
+		if _, err := runDocker(context.Background(), "rmi", tag); err != nil && !strings.Contains(err.Error(), "No such image") {
+			fmt.Fprintln(os.Stderr, "removing the test image:", err)
+		}
+	}
+	if built.checkout != "" {
+		_ = os.RemoveAll(built.checkout)
+	}
+	os.Exit(code)
+}
+
+// image builds the repository's Dockerfile with `make docker-build`, as a
+// user does, from a copy of the checkout with token files planted in it, and
+// with a version and revision of the test's own; it returns the image's tag.
+// The build stage is built first, tagged, so that it can be inspected; the
+// make docker-build after it reuses its layers.
+func image(t *testing.T) string {
+	t.Helper()
+	requireDocker(t)
+	built.once.Do(func() {
+		suffix := randomHex(4)
+		built.version, built.revision = "e2e-"+suffix, randomHex(20)
+		built.name = "plantstore-e2e-" + suffix
+		built.checkout, built.err = copyCheckout()
+		if built.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		hint := "(where the engine cannot pull the base images, run scripts/ci-images.sh first, and again after go.mod or go.sum change)"
+		stage := "plantstore-e2e-stage-" + suffix + ":build"
+		out, err := runDockerNoTimeout(ctx, "build", "--force-rm", "--target", "build",
+			"--build-arg", "VERSION="+built.version, "--build-arg", "REVISION="+built.revision,
+			"--build-arg", "BUILD_ID=stage-"+suffix, "--tag", stage, built.checkout)
+		if err != nil {
+			built.err = fmt.Errorf("%w\n%s\n%s", err, lastLines(out, 40), hint)
+			return
+		}
+		built.stage = stage
+		out, err = runMake(ctx, built.checkout, "docker-build",
+			"IMAGE="+built.name, "VERSION="+built.version, "REVISION="+built.revision)
+		if err != nil {
+			built.err = fmt.Errorf("make docker-build: %w\n%s\n%s", err, lastLines(out, 40), hint)
+			return
+		}
+		built.tag = built.name + ":" + built.version
+	})
+	if built.err != nil {
+		t.Fatalf("building the image: %v", built.err)
+	}
+	return built.tag
+}
+
+// copyCheckout copies the checkout's files (tracked, and untracked but not
+// ignored: what a developer would build) to a new directory and plants the
+// token files in it.
+func copyCheckout() (string, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return "", err
+	}
+	list, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		return "", fmt.Errorf("git ls-files: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "plantstore-e2e-checkout-")
+	if err != nil {
+		return "", err
+	}
+	for name := range strings.SplitSeq(strings.TrimRight(string(list), "\x00"), "\x00") {
+		if err := copyFile(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
+			return dir, err
+		}
+	}
+	for name, token := range plantedTokens {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return dir, err
+		}
+		if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+			return dir, err
+		}
+	}
+	return dir, nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // deleted in the working tree, not yet in git
+	}
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil || st.IsDir() {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// runMake runs make in dir, with none of the make variables of a make that
+// may be running the tests, and returns its output.
+func runMake(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "make", append([]string{"--no-print-directory", "-C", dir}, args...)...)
+	for _, kv := range os.Environ() {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "MAKEFLAGS", "MAKELEVEL", "MFLAGS":
+		default:
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// TestBuildLeavesNothingBehind: after make docker-build, the engine holds
+// the tagged image and no untagged one from the build. (The classic builder
+// kept the build stage, about 600 MB, as a dangling image after each build.)
+// The build's images are known by its unique VERSION, which the classic
+// builder records in the history of the stage's RUN step.
+func TestBuildLeavesNothingBehind(t *testing.T) {
+	image(t)
+	ids := docker(t, "images", "--quiet", "--no-trunc", "--filter", "dangling=true")
+	for id := range strings.FieldsSeq(ids) {
+		history, err := runDocker(context.Background(), "history", "--no-trunc", "--format", "{{.CreatedBy}}", id)
+		if err != nil {
+			continue // removed meanwhile by another build's cleanup
+		}
+		if strings.Contains(history, "VERSION="+built.version) {
+			t.Errorf("make docker-build left the untagged image %s behind; its history:\n%s", id, lastLines(history, 5))
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package docker
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path"
+	"strings"
+	"testing"
+)
+
+// TestTokenFilesStayOutOfTheImage: the image is built from a checkout with
+// token files in it (plantedTokens). Neither their names nor their values
+// may be anywhere in the final image, nor in any layer of the build stage,
+// which is where `COPY . .` puts the build context and what the classic
+// builder keeps as its cache.
+func TestTokenFilesStayOutOfTheImage(t *testing.T) {
+	final := image(t)
+	for _, img := range []string{built.stage, final} {
+		scanned := scanImage(t, img, func(layer, name string) {
+			for planted := range plantedTokens {
+				if name == "src/"+planted || strings.HasSuffix(name, "/"+planted) {
+					t.Errorf("%s: layer %s has the planted token file %s", img, layer, name)
+				}
+			}
+		}, func(layer, name, token string) {
+			t.Errorf("%s: layer %s, file %s holds the planted token %s", img, layer, name, token)
+		})
+		if scanned < 1000 {
+			t.Errorf("%s: docker save listed %d files; the listing is not what this test expects", img, scanned)
+		}
+	}
+}
+
+// scanImage reads `docker save` of img: every layer's every file name goes
+// to onName, and every file whose content holds a planted token value to
+// onToken. It returns how many files it read.
+func scanImage(t *testing.T, img string, onName func(layer, name string), onToken func(layer, name, token string)) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	save := exec.CommandContext(ctx, "docker", "save", img)
+	out, err := save.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	save.Stderr = &stderr
+	if err := save.Start(); err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	archive := tar.NewReader(out)
+	for {
+		h, err := archive.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("docker save %s: %v", img, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		// Layers are tar files (layer.tar, or a blob in the OCI layout of
+		// newer engines); the rest is configuration and manifests.
+		r := bufio.NewReaderSize(archive, 1<<20)
+		if !isTar(r) {
+			if token := findToken(r); token != "" {
+				onToken(h.Name, h.Name, token)
+			}
+			continue
+		}
+		layer := tar.NewReader(r)
+		for {
+			f, err := layer.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("docker save %s, layer %s: %v", img, h.Name, err)
+			}
+			files++
+			name := strings.TrimPrefix(path.Clean(f.Name), "./")
+			onName(h.Name, name)
+			if f.Typeflag == tar.TypeReg {
+				if token := findToken(layer); token != "" {
+					onToken(h.Name, name, token)
+				}
+			}
+		}
+	}
+	if err := save.Wait(); err != nil {
+		t.Fatalf("docker save %s: %v: %s", img, err, stderr.String())
+	}
+	return files
+}
+
+// isTar tells a tar stream by the ustar magic of its first header.
+func isTar(r *bufio.Reader) bool {
+	head, err := r.Peek(265)
+	return err == nil && string(head[257:262]) == "ustar"
+}
+
+// findToken returns the first planted token value r holds, reading it in
+// chunks that overlap by a token's length, so that one split across two
+// chunks is found too.
+func findToken(r io.Reader) string {
+	longest := 0
+	for _, token := range plantedTokens {
+		longest = max(longest, len(token))
+	}
+	buf := make([]byte, 0, 1<<20)
+	chunk := make([]byte, 1<<20)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		for _, token := range plantedTokens {
+			if bytes.Contains(buf, []byte(token)) {
+				return token
+			}
+		}
+		if len(buf) > longest {
+			buf = append(buf[:0], buf[len(buf)-longest:]...)
+		}
+		if err != nil {
+			return ""
+		}
+	}
+}
