@@ -33,20 +33,21 @@ var plantedTokens = map[string]string{
 	"internal/secrets/tokens.txt": "planted-internal-tokens-" + randomHex(16),
 }
 
+const pullHint = "(where the engine cannot pull the base images, run scripts/ci-images.sh first, and again after go.mod or go.sum change)"
+
 // The image is built once per test binary and removed by TestMain, with
 // everything the build made.
 var built struct {
 	once              sync.Once
 	checkout          string // the copy of the checkout it is built from
 	name, tag         string // IMAGE and IMAGE:VERSION
-	stage             string // the build stage, tagged to be inspected
 	version, revision string
 	err               error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, tag := range []string{built.tag, built.name + ":latest", built.stage} {
+	for _, tag := range []string{built.tag, built.name + ":latest"} {
 		if built.name == "" {
 			break
 		}
@@ -63,8 +64,6 @@ func TestMain(m *testing.M) {
 // image builds the repository's Dockerfile with `make docker-build`, as a
 // user does, from a copy of the checkout with token files planted in it, and
 // with a version and revision of the test's own; it returns the image's tag.
-// The build stage is built first, tagged, so that it can be inspected; the
-// make docker-build after it reuses its layers.
 func image(t *testing.T) string {
 	t.Helper()
 	requireDocker(t)
@@ -78,20 +77,10 @@ func image(t *testing.T) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		defer cancel()
-		hint := "(where the engine cannot pull the base images, run scripts/ci-images.sh first, and again after go.mod or go.sum change)"
-		stage := "plantstore-e2e-stage-" + suffix + ":build"
-		out, err := runDockerNoTimeout(ctx, "build", "--force-rm", "--target", "build",
-			"--build-arg", "VERSION="+built.version, "--build-arg", "REVISION="+built.revision,
-			"--build-arg", "BUILD_ID=stage-"+suffix, "--tag", stage, built.checkout)
-		if err != nil {
-			built.err = fmt.Errorf("%w\n%s\n%s", err, lastLines(out, 40), hint)
-			return
-		}
-		built.stage = stage
-		out, err = runMake(ctx, built.checkout, "docker-build",
+		out, err := runMake(ctx, built.checkout, "docker-build",
 			"IMAGE="+built.name, "VERSION="+built.version, "REVISION="+built.revision)
 		if err != nil {
-			built.err = fmt.Errorf("make docker-build: %w\n%s\n%s", err, lastLines(out, 40), hint)
+			built.err = fmt.Errorf("make docker-build: %w\n%s\n%s", err, lastLines(out, 40), pullHint)
 			return
 		}
 		built.tag = built.name + ":" + built.version
