@@ -23,7 +23,7 @@ import (
 
 func init() {
 	testStores[plants.StoreBolt] = func(t *testing.T, cfg *config) {
-		cfg.Plants.Store, cfg.Plants.DataDir = plants.StoreBolt, t.TempDir()
+		cfg.Plants.Store, cfg.Plants.Bolt.DataDir = plants.StoreBolt, t.TempDir()
 	}
 }
 
@@ -31,7 +31,7 @@ func init() {
 func boltConfig(t *testing.T, dir string) config {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.Plants.Store, cfg.Plants.DataDir = plants.StoreBolt, dir
+	cfg.Plants.Store, cfg.Plants.Bolt.DataDir = plants.StoreBolt, dir
 	return cfg
 }
 

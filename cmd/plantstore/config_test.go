@@ -40,11 +40,11 @@ func TestParseConfigDefaults(t *testing.T) {
 		{"drain-delay", cfg.HTTP.DrainDelay.String(), "5s"},
 		{"shutdown-timeout", cfg.HTTP.ShutdownTimeout.String(), "20s"},
 		{"store", cfg.Plants.Store, "bolt"},
-		{"data-dir", cfg.Plants.DataDir, "./data"},
-		{"postgres-url", cfg.Plants.PostgresURL, ""},
-		{"postgres-max-conns", strconv.Itoa(cfg.Plants.PostgresMaxConns), "16"},
-		{"postgres-connect-timeout", cfg.Plants.PostgresConnectTimeout.String(), "5s"},
-		{"postgres-statement-timeout", cfg.Plants.PostgresStatementTimeout.String(), "5s"},
+		{"data-dir", cfg.Plants.Bolt.DataDir, "./data"},
+		{"postgres-url", cfg.Plants.Postgres.URL, ""},
+		{"postgres-max-conns", strconv.Itoa(cfg.Plants.Postgres.MaxConns), "16"},
+		{"postgres-connect-timeout", cfg.Plants.Postgres.ConnectTimeout.String(), "5s"},
+		{"postgres-statement-timeout", cfg.Plants.Postgres.StatementTimeout.String(), "5s"},
 		{"max-body-bytes", strconv.FormatInt(cfg.Plants.MaxBodyBytes, 10), "1048576"},
 		{"tokens-file", cfg.Auth.TokensFile, ""},
 		{"log-level", cfg.Telemetry.LogLevel, "info"},
@@ -71,11 +71,11 @@ var configFields = []struct {
 	{"drain-delay", "PLANTSTORE_DRAIN_DELAY", "7s", "3s", func(c config) string { return c.HTTP.DrainDelay.String() }},
 	{"shutdown-timeout", "PLANTSTORE_SHUTDOWN_TIMEOUT", "1m0s", "9s", func(c config) string { return c.HTTP.ShutdownTimeout.String() }},
 	{"store", "PLANTSTORE_STORE", plants.StoreBolt, plants.StoreMemory, func(c config) string { return c.Plants.Store }},
-	{"data-dir", "PLANTSTORE_DATA_DIR", "/var/lib/env", "/var/lib/flag", func(c config) string { return c.Plants.DataDir }},
-	{"postgres-url", "PLANTSTORE_POSTGRES_URL", "postgres://env/db", "postgres://flag/db", func(c config) string { return c.Plants.PostgresURL }},
-	{"postgres-max-conns", "PLANTSTORE_POSTGRES_MAX_CONNS", "40", "8", func(c config) string { return strconv.Itoa(c.Plants.PostgresMaxConns) }},
-	{"postgres-connect-timeout", "PLANTSTORE_POSTGRES_CONNECT_TIMEOUT", "2s", "10s", func(c config) string { return c.Plants.PostgresConnectTimeout.String() }},
-	{"postgres-statement-timeout", "PLANTSTORE_POSTGRES_STATEMENT_TIMEOUT", "1.5s", "30s", func(c config) string { return c.Plants.PostgresStatementTimeout.String() }},
+	{"data-dir", "PLANTSTORE_DATA_DIR", "/var/lib/env", "/var/lib/flag", func(c config) string { return c.Plants.Bolt.DataDir }},
+	{"postgres-url", "PLANTSTORE_POSTGRES_URL", "postgres://env/db", "postgres://flag/db", func(c config) string { return c.Plants.Postgres.URL }},
+	{"postgres-max-conns", "PLANTSTORE_POSTGRES_MAX_CONNS", "40", "8", func(c config) string { return strconv.Itoa(c.Plants.Postgres.MaxConns) }},
+	{"postgres-connect-timeout", "PLANTSTORE_POSTGRES_CONNECT_TIMEOUT", "2s", "10s", func(c config) string { return c.Plants.Postgres.ConnectTimeout.String() }},
+	{"postgres-statement-timeout", "PLANTSTORE_POSTGRES_STATEMENT_TIMEOUT", "1.5s", "30s", func(c config) string { return c.Plants.Postgres.StatementTimeout.String() }},
 	{"max-body-bytes", "PLANTSTORE_MAX_BODY_BYTES", "2048", "4096", func(c config) string { return strconv.FormatInt(c.Plants.MaxBodyBytes, 10) }},
 	{"tokens-file", "PLANTSTORE_TOKENS_FILE", "/run/env-tokens", "/run/flag-tokens", func(c config) string { return c.Auth.TokensFile }},
 	{"tokens", "PLANTSTORE_TOKENS", "env-a,env-b", "flag-a, flag-b", func(c config) string { return strings.Join(c.Auth.Tokens, ",") }},
@@ -91,15 +91,15 @@ var configFields = []struct {
 	{"rate-limit", "PLANTSTORE_RATE_LIMIT", "2.5", "0.001", func(c config) string { return strconv.FormatFloat(c.Auth.RateLimit, 'g', -1, 64) }},
 	{"rate-burst", "PLANTSTORE_RATE_BURST", "5", "7", func(c config) string { return strconv.Itoa(c.Auth.RateBurst) }},
 	{"pprof", "PLANTSTORE_PPROF", "true", "false", func(c config) string { return strconv.FormatBool(c.HTTP.Pprof) }},
+	{"start-timeout", "PLANTSTORE_START_TIMEOUT", "2m0s", "30s", func(c config) string { return c.StartTimeout.String() }},
 }
 
 // TestConfigFieldsCoverEveryFlag keeps configFields complete: a new flag
 // needs its row, so that its environment twin is tested too.
 func TestConfigFieldsCoverEveryFlag(t *testing.T) {
 	var cfg config
-	var tokens string
 	var flags []string
-	newFlagSet(&cfg, &tokens).VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name) })
+	newFlagSet(&cfg).VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name) })
 	var tested []string
 	for _, f := range configFields {
 		tested = append(tested, f.flag)

@@ -124,7 +124,7 @@ func fuzzStores(f *testing.F) []fuzzStore {
 	bolt := testConfig(f)
 	bolt.Plants.Store = plants.StoreBolt
 	postgres := testConfig(f)
-	postgres.Plants.Store, postgres.Plants.PostgresURL = plants.StorePostgres, pgtest.NewDatabase(f)
+	postgres.Plants.Store, postgres.Plants.Postgres.URL = plants.StorePostgres, pgtest.NewDatabase(f)
 	return []fuzzStore{
 		{plants.StoreMemory, startedAPIHandler(f, memory)},
 		{plants.StoreBolt, startedAPIHandler(f, bolt)},

@@ -31,6 +31,7 @@ import (
 	"github.com/plantstore/plantstore/modules/auth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/telemetry"
 )
@@ -48,7 +49,7 @@ func testConfig(t testing.TB) config {
 			DrainDelay: 0, ShutdownTimeout: 5 * time.Second,
 		},
 		Auth:      authConfig([]string{testToken}),
-		Plants:    plants.Config{Store: plants.StoreMemory, DataDir: t.TempDir(), MaxBodyBytes: plants.DefaultMaxBodyBytes},
+		Plants:    plants.Config{Store: plants.StoreMemory, Bolt: boltstore.Config{DataDir: t.TempDir()}, MaxBodyBytes: plants.DefaultMaxBodyBytes},
 		Telemetry: telemetryConfig("error"),
 	}
 }

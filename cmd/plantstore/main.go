@@ -54,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return printVersion(stdout)
 		case "healthcheck":
 			return healthcheck(args[1:], stderr)
+		case "migrate":
+			return migrate(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := parseConfig(args, stdout)
@@ -67,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var log *zap.Logger
 	app := newApp(cfg, fx.Populate(&log))
-	if err := startApp(app); err != nil {
+	if err := startApp(app, cfg.StartTimeout); err != nil {
 		fmt.Fprintf(stderr, "plantstore: %v\n", startError(err))
 		return 2
 	}
@@ -140,11 +142,14 @@ func newApp(cfg config, extra ...fx.Option) *fx.App {
 	)
 }
 
-func startApp(app *fx.App) error {
+// startApp runs the OnStart hooks within timeout (--start-timeout), in
+// place of Fx's fixed 15s: a postgres replica may queue that long on the
+// migrations' advisory lock.
+func startApp(app *fx.App, timeout time.Duration) error {
 	if err := app.Err(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), fx.DefaultTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	return app.Start(ctx)
 }

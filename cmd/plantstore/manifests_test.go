@@ -54,7 +54,7 @@ var targetLabels = []string{"job", "instance", "namespace", "service", "endpoint
 // flagEnvVars returns the environment twin of every flag.
 func flagEnvVars() []string {
 	var names []string
-	newFlagSet(&config{}, new(string)).VisitAll(func(f *flag.Flag) { names = append(names, envVar(f.Name)) })
+	newFlagSet(&config{}).VisitAll(func(f *flag.Flag) { names = append(names, envVar(f.Name)) })
 	return names
 }
 
@@ -71,13 +71,13 @@ func clearFlagEnv(t *testing.T) {
 // twin sets that flag and no other.
 func TestEnvVarIsTheOneFFReads(t *testing.T) {
 	clearFlagEnv(t)
-	newFlagSet(&config{}, new(string)).VisitAll(func(f *flag.Flag) {
+	newFlagSet(&config{}).VisitAll(func(f *flag.Flag) {
 		value := f.DefValue
 		if value == "" {
 			value = "x"
 		}
 		t.Setenv(envVar(f.Name), value)
-		fs := newFlagSet(&config{}, new(string))
+		fs := newFlagSet(&config{})
 		if err := ff.Parse(fs, nil, ff.WithEnvVarPrefix(envPrefix)); err != nil {
 			t.Fatalf("%s=%s: %v", envVar(f.Name), value, err)
 		}
@@ -235,8 +235,8 @@ func TestManifestsConfigureTheProgram(t *testing.T) {
 			}
 			switch cfg.Plants.Store {
 			case plants.StoreBolt:
-				if v := mounts[cfg.Plants.DataDir]; v.PersistentVolumeClaim == nil {
-					t.Errorf("data dir %q is not a PersistentVolumeClaim's mount", cfg.Plants.DataDir)
+				if v := mounts[cfg.Plants.Bolt.DataDir]; v.PersistentVolumeClaim == nil {
+					t.Errorf("data dir %q is not a PersistentVolumeClaim's mount", cfg.Plants.Bolt.DataDir)
 				}
 			case plants.StorePostgres:
 				if !strings.HasPrefix(env[envVar("postgres-url")], "secret ") {

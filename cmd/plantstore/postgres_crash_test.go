@@ -62,7 +62,7 @@ func TestPostgresOutage(t *testing.T) {
 	c := pgtest.NewCluster(t) // its own: stopping the shared one would fail other tests
 	cfg := testConfig(t)
 	cfg.Plants.Store = plants.StorePostgres
-	cfg.Plants.PostgresURL = c.NewDatabase(t)
+	cfg.Plants.Postgres.URL = c.NewDatabase(t)
 	s := startServer(t, cfg)
 
 	const workers, maxPerWorker = 4, 50_000
@@ -115,5 +115,5 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	res.sent[id] = plant.Plant{ID: id, Name: "after the outage"}
 	res.acked[id] = res.sent[id]
-	verifyPostgres(t, cfg.Plants.PostgresURL, res.sent, res.acked)
+	verifyPostgres(t, cfg.Plants.Postgres.URL, res.sent, res.acked)
 }

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func init() {
 	testStores[plants.StorePostgres] = func(t *testing.T, cfg *config) {
 		cfg.Plants.Store = plants.StorePostgres
-		cfg.Plants.PostgresURL = pgtest.NewDatabase(t)
+		cfg.Plants.Postgres.URL = pgtest.NewDatabase(t)
 	}
 }
 
@@ -60,7 +60,7 @@ func TestPostgresAPI(t *testing.T) {
 func TestPostgresNeedsNoURL(t *testing.T) {
 	clearEnv(t)
 	cfg, err := parseConfig([]string{"--tokens=a", "--store=postgres"}, io.Discard)
-	if err != nil || cfg.Plants.Store != plants.StorePostgres || cfg.Plants.PostgresURL != "" {
+	if err != nil || cfg.Plants.Store != plants.StorePostgres || cfg.Plants.Postgres.URL != "" {
 		t.Fatalf("parseConfig = %+v, %v", cfg.Plants, err)
 	}
 }
@@ -97,7 +97,7 @@ func TestPostgresCreate(t *testing.T) {
 	assertError(t, s.post(t, `{"id":1,"name":"Monstera","tag":"x"}`), http.StatusConflict)
 	assertError(t, s.post(t, `{"id":2,"name":"nul \u0000"}`), http.StatusBadRequest)
 
-	got, err := openPostgres(t, cfg.Plants.PostgresURL).Get(context.Background(), 1)
+	got, err := openPostgres(t, cfg.Plants.Postgres.URL).Get(context.Background(), 1)
 	if want := (plant.Plant{ID: 1, Name: "Monstera", Tag: plant.StringPtr("tropical")}); err != nil || !got.Equal(want) {
 		t.Fatalf("stored plant 1 = %+v, %v; want %+v", got, err, want)
 	}

@@ -7,7 +7,6 @@ package plants
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
@@ -24,18 +23,14 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Config is the plants part of the program's configuration.
+// Config is the plants part of the program's configuration. Each store
+// owns its own part (and its flags); only the chosen store's is used.
 type Config struct {
 	Store        string // memory, bolt or postgres
-	DataDir      string // bolt keeps plants.db here
-	PostgresURL  string // libpq URL or key=value; "" takes everything from PG* variables
 	MaxBodyBytes int64
 
-	// The postgres store's pool size and timeouts; zero values take
-	// pgstore's defaults.
-	PostgresMaxConns         int
-	PostgresConnectTimeout   time.Duration
-	PostgresStatementTimeout time.Duration
+	Bolt     boltstore.Config
+	Postgres pgstore.Config // Tracer is set by OpenStore
 }
 
 // Store names accepted by Config.Store.
@@ -69,19 +64,15 @@ func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.Trac
 	case StoreMemory:
 		store = memstore.New()
 	case StoreBolt:
-		s, err := boltstore.Open(cfg.DataDir)
+		s, err := boltstore.Open(cfg.Bolt.DataDir)
 		if err != nil {
 			return nil, err
 		}
 		store = s
 	case StorePostgres:
-		pg, err := pgstore.New(pgstore.Config{
-			URL:              cfg.PostgresURL,
-			MaxConns:         cfg.PostgresMaxConns,
-			ConnectTimeout:   cfg.PostgresConnectTimeout,
-			StatementTimeout: cfg.PostgresStatementTimeout,
-			Tracer:           postgresTracer(tp),
-		})
+		pgCfg := cfg.Postgres
+		pgCfg.Tracer = postgresTracer(tp)
+		pg, err := pgstore.New(pgCfg)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/plantstore/plantstore/modules/plants"
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
+)
+
+// migrate is the "migrate" subcommand: it brings the store's schema up to
+// date and exits, for operators who migrate in a Kubernetes Job before a
+// rollout rather than in the replicas' start (docs/kubernetes.md). It reads
+// the same store flags and PLANTSTORE_* variables as the server, so the Job
+// can share the Deployment's ConfigMap; the server still migrates at start,
+// which then finds nothing to do.
+//
+// postgres applies the embedded migrations under the advisory lock, as a
+// starting replica does; bolt opens plants.db, which applies the file's own
+// upgrades under its file lock, so it fails while a server holds the file;
+// memory has no schema and is refused. Exit codes as for a start: 0 done,
+// 2 for a bad flag or a failed migration, with one line on stderr.
+func migrate(args []string, stdout, stderr io.Writer) int {
+	var cfg struct {
+		Plants       plants.Config
+		StartTimeout time.Duration
+	}
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	cfg.Plants.RegisterFlags(fs)
+	registerStartTimeout(fs, &cfg.StartTimeout)
+	err := parseFlags(fs, args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil {
+		err = oneLine(errors.Join(cfg.Plants.Validate(), validateStartTimeout(cfg.StartTimeout)))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "plantstore migrate: %v (see plantstore migrate --help)\n", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
+	defer cancel()
+	if err := migrateStore(ctx, cfg.Plants); err != nil {
+		fmt.Fprintf(stderr, "plantstore migrate: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "plantstore migrate: the %s store's schema is up to date\n", cfg.Plants.Store)
+	return 0
+}
+
+func migrateStore(ctx context.Context, cfg plants.Config) error {
+	switch cfg.Store {
+	case plants.StorePostgres:
+		s, err := pgstore.New(cfg.Postgres)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = s.Close() }()
+		return s.Migrate(ctx)
+	case plants.StoreBolt:
+		s, err := boltstore.Open(cfg.Bolt.DataDir)
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	default:
+		return fmt.Errorf("--store %s keeps no schema: nothing to migrate", cfg.Store)
+	}
+}

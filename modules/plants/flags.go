@@ -1,0 +1,37 @@
+package plants
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+)
+
+// RegisterFlags defines the plants module's flags on fs, and each store's,
+// each filling its field of c with its default.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Store, "store", StoreBolt, "plant store: memory, bolt or postgres")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", DefaultMaxBodyBytes, "largest accepted request body in bytes")
+	c.Bolt.RegisterFlags(fs)
+	c.Postgres.RegisterFlags(fs)
+}
+
+// Validate reports every value of c that its flag does not accept, one
+// error per problem, each naming the flag (errors.Join's parts). Every
+// store's flags are checked, whichever store is chosen, except that only
+// bolt needs a data dir: a wrong value is a mistake waiting for the day
+// the store is switched.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MaxBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("--max-body-bytes %d: must be positive", c.MaxBodyBytes))
+	}
+	switch c.Store {
+	case StoreMemory, StorePostgres:
+	case StoreBolt:
+		errs = append(errs, c.Bolt.Validate())
+	default:
+		errs = append(errs, fmt.Errorf("--store %q: want memory, bolt or postgres", c.Store))
+	}
+	errs = append(errs, c.Postgres.Validate())
+	return errors.Join(errs...)
+}
