@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -35,9 +36,9 @@ func plantID(k []byte) (int64, error) {
 //	kind byte (valueNoTag or valueTag) | uvarint len(name) | name | tag
 //
 // The tag is the rest of the value, so an empty tag (kind valueTag, nothing
-// after the name) stays distinct from no tag. The encoding is canonical: two
-// plants are equal exactly when their values are equal bytes, which lets a
-// create compare without decoding.
+// after the name) stays distinct from no tag. Two values are compared by
+// what they hold (samePlant), not byte for byte, so that a later format
+// (a revision, say) can add to a value and still match its plant.
 const (
 	valueNoTag byte = 0
 	valueTag   byte = 1
@@ -78,6 +79,38 @@ func uvarintLen(x uint64) int {
 
 var errCorruptValue = errors.New("corrupt plant value")
 
+// content is what a value holds, as slices of it: no copy, no allocation.
+type content struct {
+	name, tag []byte
+	tagged    bool
+}
+
+// parseValue splits a value into its content.
+func parseValue(v []byte) (content, bool) {
+	if len(v) < 2 || v[0] > valueTag {
+		return content{}, false
+	}
+	n, w := binary.Uvarint(v[1:])
+	rest := v[1+max(w, 0):]
+	if w <= 0 || n > uint64(len(rest)) {
+		return content{}, false
+	}
+	c := content{name: rest[:n], tag: rest[n:], tagged: v[0] == valueTag}
+	if !c.tagged && len(c.tag) > 0 {
+		return content{}, false
+	}
+	return c, true
+}
+
+// samePlant reports whether two values hold the same name and tag: a
+// create of an id already stored is a retry when they do, a conflict when
+// they do not (or when the stored value does not parse).
+func samePlant(stored, value []byte) bool {
+	a, okA := parseValue(stored)
+	b, okB := parseValue(value)
+	return okA && okB && a.tagged == b.tagged && bytes.Equal(a.name, b.name) && bytes.Equal(a.tag, b.tag)
+}
+
 // decodePlant rebuilds the plant stored under key k with value v. It copies
 // what it keeps: bbolt's slices are only valid inside the transaction.
 func decodePlant(k, v []byte) (plant.Plant, error) {
@@ -85,21 +118,13 @@ func decodePlant(k, v []byte) (plant.Plant, error) {
 	if err != nil {
 		return plant.Plant{}, err
 	}
-	if len(v) < 2 || v[0] > valueTag {
+	c, ok := parseValue(v)
+	if !ok {
 		return plant.Plant{}, fmt.Errorf("plant %d: %w", id, errCorruptValue)
 	}
-	n, w := binary.Uvarint(v[1:])
-	rest := v[1+max(w, 0):]
-	if w <= 0 || n > uint64(len(rest)) {
-		return plant.Plant{}, fmt.Errorf("plant %d: %w", id, errCorruptValue)
-	}
-	p := plant.Plant{ID: id, Name: string(rest[:n])}
-	tag := rest[n:]
-	switch {
-	case v[0] == valueTag:
-		p.Tag = plant.StringPtr(string(tag))
-	case len(tag) > 0:
-		return plant.Plant{}, fmt.Errorf("plant %d: %w", id, errCorruptValue)
+	p := plant.Plant{ID: id, Name: string(c.name)}
+	if c.tagged {
+		p.Tag = plant.StringPtr(string(c.tag))
 	}
 	return p, nil
 }

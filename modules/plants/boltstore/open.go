@@ -20,15 +20,15 @@ const FileName = "plants.db"
 // the error.
 const lockTimeout = 100 * time.Millisecond
 
-// formatVersion is the layout of buckets, keys and values described in
-// codec.go; Open refuses a file written in another layout.
-const formatVersion = "1"
-
 // Open opens dir/plants.db, creating dir (mode 0700) and the file as
 // needed. Its errors are meant for the operator, each on one line: the data
 // dir in use by another process or not writable, a plants.db this process
-// may not write, or one that is not a plant store.
-func Open(dir string) (*Store, error) {
+// may not write, one that is not a plant store, or one a newer build wrote.
+// An older file is upgraded first (see migrate.go).
+func Open(dir string) (*Store, error) { return openWith(dir, migrations) }
+
+// openWith is Open with a migration list of the caller's, for tests.
+func openWith(dir string, list []migration) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("bolt store: cannot create data dir %q: %w", dir, unwrapPath(err))
 	}
@@ -44,7 +44,7 @@ func Open(dir string) (*Store, error) {
 	case err != nil:
 		return nil, corrupt(path, err)
 	}
-	if err := prepare(db, path); err != nil {
+	if err := prepare(db, path, list); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -102,51 +102,53 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// prepare checks the layout of an existing file and creates the buckets
-// in a new one. Reading a damaged file can make bbolt panic; that is
-// turned into an error so the program stops with one line.
-func prepare(db *bolt.DB, path string) (err error) {
-	fresh := false
-	err = func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("reading it panicked: %v", r)
-			}
-		}()
-		return db.View(func(tx *bolt.Tx) error {
-			meta := tx.Bucket(metaBucket)
-			if meta == nil {
-				if k, _ := tx.Cursor().First(); k != nil {
-					return errors.New("it holds buckets but no plantstore format version")
-				}
-				fresh = true
-				return nil
-			}
-			if v := meta.Get(formatKey); string(v) != formatVersion {
-				return fmt.Errorf("format version %q, this build reads %q", v, formatVersion)
-			}
-			if tx.Bucket(plantsBucket) == nil || tx.Bucket(tagsBucket) == nil {
-				return errors.New("buckets are missing")
-			}
-			return nil
-		})
-	}()
-	if err != nil {
-		return corrupt(path, err)
-	}
-	if !fresh {
-		return nil
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{metaBucket, plantsBucket, tagsBucket} {
-			if _, err := tx.CreateBucket(name); err != nil {
+// prepare brings the file to this build's format: it reads the version the
+// file is at, checks that the buckets of that version are there, and applies
+// the migrations above it (all of them, to a new file). Reading or writing a
+// damaged file can make bbolt panic; that is turned into an error so the
+// program stops with one line.
+func prepare(db *bolt.DB, path string, list []migration) error {
+	latest := list[len(list)-1].version
+	var version int
+	err := recovered(func() error {
+		return db.View(func(tx *bolt.Tx) (err error) {
+			if version, err = fileVersion(tx); err != nil {
 				return err
 			}
-		}
-		return tx.Bucket(metaBucket).Put(formatKey, []byte(formatVersion))
+			if version > latest {
+				return errNewerFormat
+			}
+			return checkBuckets(tx, list, version)
+		})
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, errNewerFormat):
+		return fmt.Errorf("bolt store: %s is at format version %d, newer than this build's %d: "+
+			"a newer plantstore wrote it, and downgrading is not supported; run that release or a newer one, "+
+			"or restore a backup taken before the upgrade", path, version, latest)
+	case err != nil:
+		return corrupt(path, err)
+	case version == latest:
+		return nil
+	}
+	err = recovered(func() error {
+		return db.Update(func(tx *bolt.Tx) error { return migrate(tx, list, version) })
+	})
+	switch {
+	case err != nil && version == 0:
 		return fmt.Errorf("bolt store: cannot initialize %s: %w", path, err)
+	case err != nil:
+		return fmt.Errorf("bolt store: cannot upgrade %s from format version %d to %d: %w", path, version, latest, err)
 	}
 	return nil
+}
+
+// recovered runs f, turning a panic into an error.
+func recovered(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading it panicked: %v", r)
+		}
+	}()
+	return f()
 }

@@ -51,7 +51,7 @@ func (s *Store) settledOnDisk(key, value []byte) (settled bool, err error) {
 			return nil
 		}
 		settled = true
-		if !bytes.Equal(old, value) {
+		if !samePlant(old, value) {
 			err = plant.ErrConflict
 		}
 		return nil
@@ -77,7 +77,7 @@ func encode(p plant.Plant) (key [keyLen]byte, value, index []byte) {
 func create(tx *bolt.Tx, key, value, index []byte) error {
 	plants := tx.Bucket(plantsBucket)
 	if old := plants.Get(key); old != nil {
-		if bytes.Equal(old, value) { // canonical encoding: equal bytes, equal plants
+		if samePlant(old, value) {
 			return nil
 		}
 		return plant.ErrConflict

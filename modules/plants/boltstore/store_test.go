@@ -132,10 +132,10 @@ func TestOpenRefusesWhatIsNotAPlantStore(t *testing.T) {
 			return err
 		})
 	}
-	newerFormat := func(t *testing.T, path string) {
+	badVersion := func(t *testing.T, path string) {
 		storeThen(t, path)
 		updateRaw(t, path, func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("2"))
+			return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte("one"))
 		})
 	}
 	garbage := func(size int) func(*testing.T, string) {
@@ -163,12 +163,12 @@ func TestOpenRefusesWhatIsNotAPlantStore(t *testing.T) {
 		want string
 	}{
 		"zeroed data pages":      {zeroedData, "reading it panicked"},
-		"missing bucket":         {missingBucket, "buckets are missing"},
+		"missing bucket":         {missingBucket, `buckets are missing: ["plants_by_tag"]`},
 		"text file of 100 bytes": {garbage(100), "invalid database"},
 		"text file of 64 KiB":    {garbage(64 << 10), "invalid database"},
 		"zeroed meta pages":      {zeroedMeta, "invalid database"},
 		"other bolt file":        {otherBolt, "it holds buckets but no plantstore format version"},
-		"newer format":           {newerFormat, `format version "2", this build reads "1"`},
+		"unreadable version":     {badVersion, `format version "one" is not a version`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
