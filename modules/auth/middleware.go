@@ -1,12 +1,13 @@
 package auth
 
 import (
-	"crypto/sha256"
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/plantstore/plantstore/modules/auth/principal"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -31,18 +32,18 @@ var Reasons = []string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid, 
 // client without a token has nothing more to send on it, and an idle
 // connection kept open for it would hold one of the server's file
 // descriptors (and --max-connections) for --idle-timeout.
+//
+// A request it lets through carries its caller's principal.Principal
+// (principal.FromContext), always: the rate limit keys on it, the route's
+// scope check reads it, the access log names it.
 type Middleware struct {
-	tokens   *Tokens
+	authn    Authenticator
 	failures *prometheus.CounterVec
-	// attachTokenID puts the TokenID in each authenticated request's
-	// context. Only the rate limiter reads it, and a context value costs a
-	// copy of the request, so the module turns it off when no limit is set.
-	attachTokenID bool
 }
 
-// NewMiddleware returns the auth check over tokens; failures are counted on
-// reg as plantstore_auth_failures_total{reason}.
-func NewMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, error) {
+// NewMiddleware returns the auth check over authn (the static Tokens);
+// failures are counted on reg as plantstore_auth_failures_total{reason}.
+func NewMiddleware(authn Authenticator, reg prometheus.Registerer) (*Middleware, error) {
 	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "plantstore_auth_failures_total",
 		Help: "API requests refused for missing or invalid bearer credentials, by reason.",
@@ -53,7 +54,7 @@ func NewMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, erro
 	if err := reg.Register(failures); err != nil {
 		return nil, err
 	}
-	return &Middleware{tokens: tokens, failures: failures, attachTokenID: true}, nil
+	return &Middleware{authn: authn, failures: failures}, nil
 }
 
 // Wrap is the middleware.
@@ -63,37 +64,40 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			m.refuse(w, ReasonDuplicate)
 			return
 		}
-		digest, reason := m.check(r.Header.Get("Authorization"))
+		p, reason := m.check(r.Context(), r.Header.Get("Authorization"))
 		if reason != "" {
 			m.refuse(w, reason)
 			return
 		}
-		if m.attachTokenID {
-			r = withTokenID(r, digest)
+		// Behind the router, the principal goes into the slot its
+		// per-request record keeps, at no cost and visible to the links
+		// outside this one; elsewhere into a new context.
+		if !principal.Fill(r.Context(), p) {
+			r = r.WithContext(principal.WithPrincipal(r.Context(), p))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// check returns the digest of a valid credential's token, or the reason it
-// is refused.
-func (m *Middleware) check(header string) (digest [sha256.Size]byte, reason string) {
+// check returns the principal of a valid credential, or the reason it is
+// refused.
+func (m *Middleware) check(ctx context.Context, header string) (p *principal.Principal, reason string) {
 	if header == "" {
-		return digest, ReasonMissing
+		return nil, ReasonMissing
 	}
 	scheme, token, _ := strings.Cut(header, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return digest, ReasonScheme
+		return nil, ReasonScheme
 	}
 	token = strings.TrimSpace(token)
 	if token == "" {
-		return digest, ReasonEmpty
+		return nil, ReasonEmpty
 	}
-	digest = sha256.Sum256([]byte(token))
-	if !m.tokens.validDigest(digest) {
-		return digest, ReasonInvalid
+	p, err := m.authn.Authenticate(ctx, token)
+	if err != nil || p == nil {
+		return nil, ReasonInvalid
 	}
-	return digest, ""
+	return p, ""
 }
 
 func (m *Middleware) refuse(w http.ResponseWriter, reason string) {

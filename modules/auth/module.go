@@ -32,13 +32,8 @@ var Module = fx.Module("auth",
 	),
 )
 
-func newMiddleware(cfg Config, tokens *Tokens, reg prometheus.Registerer) (*Middleware, error) {
-	m, err := NewMiddleware(tokens, reg)
-	if err != nil {
-		return nil, err
-	}
-	m.attachTokenID = cfg.RateLimit > 0
-	return m, nil
+func newMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, error) {
+	return NewMiddleware(tokens, reg)
 }
 
 func newRateLimit(cfg Config, reg prometheus.Registerer) (httpserver.Middleware, error) {

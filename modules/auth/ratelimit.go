@@ -11,28 +11,35 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/plantstore/plantstore/modules/auth/principal"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
-// RateLimiter holds each token to a steady request rate with a burst, so
+// RateLimiter holds each caller to a steady request rate with a burst, so
 // that one client (a runaway retry loop, a leaked token) cannot take the
 // whole service from the others. It sits after the auth check and keys on
-// TokenID: only tokens that are, or were, configured ever get a limiter, so
-// the set is as small as the tokens file and a client cannot grow it.
+// the caller's principal ID: only authenticated callers ever get a
+// limiter, so a client cannot grow the set with made-up credentials.
 // golang.org/x/time/rate is the token bucket: well kept, and exact about
 // how long until the next token, which becomes Retry-After.
+//
+// Limiters of callers gone quiet are dropped (sweep), so that the set stays
+// as small as the callers of the last little while, even when principals
+// come and go (rotated tokens; JWT subjects, later).
 type RateLimiter struct {
 	limit   rate.Limit
 	burst   int
 	limited prometheus.Counter
+	now     func() time.Time // time.Now; a test's clock
 
-	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
+	mu        sync.Mutex
+	limiters  map[string]*rate.Limiter
+	nextSweep time.Time
 }
 
-// NewRateLimiter allows perSecond requests per token on average and burst at
-// once. A perSecond of 0 turns the limit off: Wrap then returns its handler
-// unchanged. Refusals are counted on reg as
+// NewRateLimiter allows perSecond requests per caller on average and burst
+// at once. A perSecond of 0 turns the limit off: Wrap then returns its
+// handler unchanged. Refusals are counted on reg as
 // plantstore_http_rate_limited_total.
 func NewRateLimiter(perSecond float64, burst int, reg prometheus.Registerer) (*RateLimiter, error) {
 	if perSecond < 0 || (perSecond > 0 && burst < 1) {
@@ -45,6 +52,7 @@ func NewRateLimiter(perSecond float64, burst int, reg prometheus.Registerer) (*R
 			Name: "plantstore_http_rate_limited_total",
 			Help: "API requests refused with 429 because their token was over --rate-limit.",
 		}),
+		now:      time.Now,
 		limiters: make(map[string]*rate.Limiter),
 	}
 	if err := reg.Register(rl.limited); err != nil {
@@ -59,7 +67,11 @@ func (rl *RateLimiter) Wrap(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if wait := rl.reserve(TokenID(r.Context())); wait > 0 {
+		var id string // "" for no principal: behind auth, never
+		if p := principal.FromContext(r.Context()); p != nil {
+			id = p.ID
+		}
+		if wait := rl.reserve(id); wait > 0 {
 			rl.limited.Inc()
 			w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(wait), 10))
 			httperr.Write(w, http.StatusTooManyRequests, "too many requests for this token; retry after the given delay")
@@ -72,8 +84,8 @@ func (rl *RateLimiter) Wrap(next http.Handler) http.Handler {
 // reserve takes a token from id's bucket and returns 0, or, when the bucket
 // is empty, takes nothing and returns how long until it would not be.
 func (rl *RateLimiter) reserve(id string) time.Duration {
-	now := time.Now()
-	res := rl.limiter(id).ReserveN(now, 1)
+	now := rl.now()
+	res := rl.limiter(id, now).ReserveN(now, 1)
 	wait := res.DelayFrom(now)
 	if wait > 0 {
 		res.CancelAt(now) // a refused request must not use up the client's future tokens
@@ -81,15 +93,55 @@ func (rl *RateLimiter) reserve(id string) time.Duration {
 	return wait
 }
 
-func (rl *RateLimiter) limiter(id string) *rate.Limiter {
+func (rl *RateLimiter) limiter(id string, now time.Time) *rate.Limiter {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
+	if !now.Before(rl.nextSweep) {
+		rl.sweep(now)
+	}
 	l, ok := rl.limiters[id]
 	if !ok {
 		l = rate.NewLimiter(rl.limit, rl.burst)
 		rl.limiters[id] = l
 	}
 	return l
+}
+
+// sweep drops the limiters whose bucket is full again, and schedules the
+// next sweep a refill later. A full bucket is exactly what a new limiter
+// is, so dropping one changes no answer: a caller mid-penalty keeps its
+// limiter, a caller that came back after a pause finds what it left.
+// That is why this is a sweep and not an expiring cache (an LRU with a
+// TTL, such as hashicorp's expirable LRU): those drop entries by age or by
+// count, and dropping a limiter whose bucket is not full would forgive a
+// client early, or let a crowd of callers evict a flooding one's penalty.
+// The sweep walks the map under the lock once per refill time, at least
+// every minSweepInterval: a cost proportional to the callers, amortized
+// over their requests.
+func (rl *RateLimiter) sweep(now time.Time) {
+	for id, l := range rl.limiters {
+		if l.TokensAt(now) >= float64(rl.burst) {
+			delete(rl.limiters, id)
+		}
+	}
+	rl.nextSweep = now.Add(max(minSweepInterval, rl.refill()))
+}
+
+// minSweepInterval bounds how often the limiters are swept when the bucket
+// refills fast.
+const minSweepInterval = time.Minute
+
+// maxSweepInterval keeps a very slow rate's refill time within a Duration.
+const maxSweepInterval = 24 * time.Hour
+
+// refill is how long an empty bucket takes to fill again, at most
+// maxSweepInterval.
+func (rl *RateLimiter) refill() time.Duration {
+	seconds := float64(rl.burst) / float64(rl.limit)
+	if seconds >= maxSweepInterval.Seconds() {
+		return maxSweepInterval
+	}
+	return time.Duration(seconds * float64(time.Second))
 }
 
 // retryAfterSeconds rounds a wait up to whole seconds, the unit of

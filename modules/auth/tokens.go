@@ -5,23 +5,40 @@ package auth
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
+	"errors"
 	"strings"
 	"sync/atomic"
+
+	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
 // Tokens is the set of accepted tokens; it is swapped whole on reload.
 // Tokens are kept as SHA-256 digests and compared in constant time, so
-// neither a token's content nor its length leaks through timing.
+// neither a token's content nor its length leaks through timing. Each
+// token's Principal is built when the token is loaded, so that a request
+// gets a pointer to it and allocates nothing.
 type Tokens struct {
-	static  [][sha256.Size]byte
-	current atomic.Pointer[[][sha256.Size]byte]
+	static  []tokenEntry
+	current atomic.Pointer[[]tokenEntry]
 }
+
+// tokenEntry is one accepted token: its digest and who it stands for.
+type tokenEntry struct {
+	digest    [sha256.Size]byte
+	principal *principal.Principal
+}
+
+// errUnknownToken is every refusal of Authenticate: a token that is not in
+// the set. Static, so that a refusal allocates nothing.
+var errUnknownToken = errors.New("the token is not in the tokens file or --tokens")
 
 // NewTokens returns a set holding the static tokens (from --tokens).
 func NewTokens(static []string) *Tokens {
-	t := &Tokens{static: digests(static)}
+	t := &Tokens{static: entries(static)}
 	t.Replace(nil)
 	return t
 }
@@ -29,7 +46,7 @@ func NewTokens(static []string) *Tokens {
 // Replace sets the reloadable tokens (from the tokens file); the static ones
 // stay.
 func (t *Tokens) Replace(fromFile []string) {
-	all := append(digests(fromFile), t.static...)
+	all := append(entries(fromFile), t.static...)
 	t.current.Store(&all)
 }
 
@@ -39,22 +56,53 @@ func (t *Tokens) Len() int { return len(*t.current.Load()) }
 // Valid reports whether token is accepted. It compares against every token,
 // never stopping early.
 func (t *Tokens) Valid(token string) bool {
-	return t.validDigest(sha256.Sum256([]byte(token)))
+	return t.principalOf(sha256.Sum256([]byte(token))) != nil
 }
 
-// validDigest is Valid for a token's SHA-256 digest.
-func (t *Tokens) validDigest(d [sha256.Size]byte) bool {
-	ok := 0
-	for _, want := range *t.current.Load() {
-		ok |= subtle.ConstantTimeCompare(d[:], want[:])
+// Authenticate implements Authenticator: the token's principal, or
+// errUnknownToken.
+func (t *Tokens) Authenticate(_ context.Context, token string) (*principal.Principal, error) {
+	if p := t.principalOf(sha256.Sum256([]byte(token))); p != nil {
+		return p, nil
 	}
-	return ok == 1
+	return nil, errUnknownToken
 }
 
-func digests(tokens []string) [][sha256.Size]byte {
-	out := make([][sha256.Size]byte, 0, len(tokens))
+// principalOf returns the principal of the token with digest d, or nil. It
+// compares against every token, never stopping early, and picks the match
+// without a branch on it.
+func (t *Tokens) principalOf(d [sha256.Size]byte) *principal.Principal {
+	entries := *t.current.Load()
+	match := -1
+	for i := range entries {
+		eq := subtle.ConstantTimeCompare(d[:], entries[i].digest[:])
+		match = subtle.ConstantTimeSelect(eq, i, match)
+	}
+	if match < 0 {
+		return nil
+	}
+	return entries[match].principal
+}
+
+// TokenName is the name, and the id, of the static token with digest d:
+// "token:" and the hex of the digest's first 8 bytes. It is derived from
+// the digest rather than from the token's line in the file so that it stays
+// the same when lines are added, removed or reordered, and when the token
+// moves between --tokens and the file; it reveals nothing of a token of
+// enough entropy. The file has no place for a name of the operator's
+// choosing yet (issue 16 may add one).
+func TokenName(d [sha256.Size]byte) string {
+	return "token:" + hex.EncodeToString(d[:8])
+}
+
+// entries builds each token's entry. A token listed without scopes has
+// every scope, as before scopes existed.
+func entries(tokens []string) []tokenEntry {
+	out := make([]tokenEntry, 0, len(tokens))
 	for _, tok := range tokens {
-		out = append(out, sha256.Sum256([]byte(tok)))
+		d := sha256.Sum256([]byte(tok))
+		name := TokenName(d)
+		out = append(out, tokenEntry{digest: d, principal: &principal.Principal{ID: name, Name: name, AllScopes: true}})
 	}
 	return out
 }

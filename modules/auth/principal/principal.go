@@ -1,0 +1,91 @@
+// Package principal is who a request acts for: the identity an
+// authenticator (a static token today, a JWT later) establishes, and the
+// scopes it holds. It depends on the standard library only, so that any
+// module (the router's scope check, the access log, the rate limit, a
+// handler) can ask who the caller is without knowing how it was
+// authenticated.
+package principal
+
+import (
+	"context"
+	"slices"
+)
+
+// Scopes name what a principal may do. A route declares the one it requires
+// (httpserver.Route.Requires).
+const (
+	ScopePlantsRead  = "plants:read"  // GET, HEAD and list
+	ScopePlantsWrite = "plants:write" // POST, PUT and DELETE
+)
+
+// Principal is an authenticated caller. Authenticators build one per
+// credential when they load it (a token file line, a verified JWT) and hand
+// out the same pointer on every request, so that attaching the caller to a
+// request costs no allocation. A Principal is never changed once handed out.
+type Principal struct {
+	// ID is unique across authenticators and stable for a credential: it
+	// keys per-caller state such as the rate limit. It is prefixed by the
+	// authenticator's kind ("token:", later "jwt:") so that two kinds
+	// cannot collide.
+	ID string
+	// Name is for people: the access log's "caller" field, spans. Never a
+	// credential, nor anything a credential can be recovered from.
+	Name string
+	// Scopes are what the principal may do, unless AllScopes.
+	Scopes []string
+	// AllScopes grants every scope, today's and future ones: a static token
+	// listed without scopes keeps the meaning it had before scopes existed.
+	AllScopes bool
+}
+
+// Has reports whether p holds scope. A nil principal (no caller) holds none.
+func (p *Principal) Has(scope string) bool {
+	return p != nil && (p.AllScopes || slices.Contains(p.Scopes, scope))
+}
+
+// Key is the context key under which a context carries a request's
+// principal, as a *Principal or as a *Slot. It is exported so that a
+// context type of its own (the router's per-request record) can answer
+// it with a Slot it holds.
+type Key struct{}
+
+// Slot is room for a request's principal, made by an outer link of a chain
+// before the principal is known. The authenticating link fills it (Fill)
+// instead of deriving a new context, which would cost a copy of the
+// *http.Request, and links outside it (the access log) see the principal
+// once the request is served. A Slot belongs to one request and is used by
+// its goroutine.
+type Slot struct{ p *Principal }
+
+// WithSlot returns ctx carrying s.
+func WithSlot(ctx context.Context, s *Slot) context.Context {
+	return context.WithValue(ctx, Key{}, s)
+}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, Key{}, p)
+}
+
+// Fill puts p in ctx's slot and reports true, or reports false when ctx has
+// no slot: the caller then uses WithPrincipal.
+func Fill(ctx context.Context, p *Principal) bool {
+	s, ok := ctx.Value(Key{}).(*Slot)
+	if ok {
+		s.p = p
+	}
+	return ok
+}
+
+// FromContext returns the principal ctx carries, or nil when the request
+// was not authenticated (or not yet: a link outside auth sees it only
+// through a Slot, after the request is served).
+func FromContext(ctx context.Context) *Principal {
+	switch v := ctx.Value(Key{}).(type) {
+	case *Slot:
+		return v.p
+	case *Principal:
+		return v
+	}
+	return nil
+}
