@@ -151,7 +151,13 @@ func startApp(app *fx.App, timeout time.Duration) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return app.Start(ctx)
+	err := app.Start(ctx)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		// Fx returns the bare context error, which names nothing.
+		return fmt.Errorf("the start did not finish within --start-timeout %v "+
+			"(a replica waits there for another's postgres migrations: raise it, or run plantstore migrate first)", timeout)
+	}
+	return err
 }
 
 // stopTimeout bounds the whole stop: drain, shutdown, then flushing traces
