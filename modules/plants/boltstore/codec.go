@@ -106,6 +106,9 @@ func parseValue(v []byte) (content, bool) {
 // create of an id already stored is a retry when they do, a conflict when
 // they do not (or when the stored value does not parse).
 func samePlant(stored, value []byte) bool {
+	if bytes.Equal(stored, value) { // the common case, in a few ns; value is always well formed
+		return true
+	}
 	a, okA := parseValue(stored)
 	b, okB := parseValue(value)
 	return okA && okB && a.tagged == b.tagged && bytes.Equal(a.name, b.name) && bytes.Equal(a.tag, b.tag)
