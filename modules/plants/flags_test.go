@@ -1,0 +1,68 @@
+package plants
+
+import (
+	"errors"
+	"flag"
+	"slices"
+	"testing"
+)
+
+// parts are the problems Validate joined, one message each.
+func parts(err error) []string {
+	var msgs []string
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			msgs = append(msgs, parts(e)...)
+		}
+	} else if err != nil {
+		msgs = append(msgs, err.Error())
+	}
+	return msgs
+}
+
+// TestConfigOwnsItsFlags: the plants module's Config, with each store's
+// nested in it, registers its flags and validates itself, without main.
+func TestConfigOwnsItsFlags(t *testing.T) {
+	var c Config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	want := []string{"data-dir", "max-body-bytes", "postgres-connect-timeout", "postgres-max-conns",
+		"postgres-statement-timeout", "postgres-url", "store"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("flags %q, want %q", names, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the defaults do not validate: %v", err)
+	}
+	if c.Store != StoreBolt || c.Bolt.DataDir != "./data" || c.Postgres.MaxConns != 16 {
+		t.Fatalf("defaults %+v", c)
+	}
+
+	err := fs.Parse([]string{"--store=postgres", "--postgres-url=postgres://db/plants", "--postgres-max-conns=0", "--data-dir="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Postgres.URL != "postgres://db/plants" {
+		t.Fatalf("--postgres-url set %+v", c.Postgres)
+	}
+	// The data dir is bolt's: empty is fine on postgres.
+	if got, want := parts(c.Validate()), []string{"--postgres-max-conns 0: want a positive number"}; !slices.Equal(got, want) {
+		t.Fatalf("Validate = %q, want %q", got, want)
+	}
+	c.Store, c.MaxBodyBytes = StoreBolt, 0
+	got := parts(c.Validate())
+	want = []string{"--max-body-bytes 0: must be positive", "--data-dir must not be empty", "--postgres-max-conns 0: want a positive number"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Validate = %q, want %q", got, want)
+	}
+	c.Store = "sqlite"
+	if err := c.Validate(); !slices.Contains(parts(err), `--store "sqlite": want memory, bolt or postgres`) {
+		t.Fatalf("Validate = %v", err)
+	}
+	var none interface{ Unwrap() []error }
+	if !errors.As(c.Validate(), &none) {
+		t.Fatal("Validate's problems are not errors.Join's parts")
+	}
+}
