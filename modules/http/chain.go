@@ -28,7 +28,10 @@ type Middlewares struct {
 //     logged like any answer and its log line has the trace id (net/http
 //     itself recovers a panic above it, by dropping the connection);
 //   - auth, before anything of the request is read;
-//   - the per-token rate limit, which needs auth's token identity;
+//   - the per-caller rate limit, which needs auth's principal;
+//   - the route's scope requirement (Route.Requires), which needs the
+//     principal too; after the rate limit, so that refused requests count
+//     against the caller's rate like any other;
 //   - reading the body of a route that takes one (readahead.go), so that
 //     a slow body does not hold a slot of the cap while it arrives;
 //   - the concurrency cap. It sits after auth on purpose: a flood of
@@ -40,6 +43,7 @@ func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder)
 	h := router.Dispatch()
 	h = shed.Wrap(h)
 	h = readAhead(h)
+	h = requireScope(h)
 	h = m.RateLimit(h)
 	h = m.Auth(h)
 	h = rec.Wrap(h)

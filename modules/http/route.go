@@ -14,6 +14,11 @@ type Route struct {
 	Method  string // e.g. http.MethodPost
 	Path    string // a gorilla/mux template, e.g. "/plants/{id}"
 	Handler http.Handler
+	// Requires is the scope the caller's principal must hold (a
+	// principal.Scope* constant), checked after auth (see NewAPIHandler);
+	// "" requires none. A static token listed without scopes holds every
+	// scope.
+	Requires string
 }
 
 // AsAPIRoutes annotates a constructor returning []Route so that its routes

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/plantstore/plantstore/modules/auth/principal"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -21,7 +22,8 @@ const UnmatchedRoute = "unmatched"
 // template before the handler runs, and dispatches to the handler at the
 // bottom of the chain.
 type Router struct {
-	mux *mux.Router
+	mux      *mux.Router
+	requires map[*mux.Route]string // the routes with a Route.Requires
 }
 
 // NewRouter builds a router over routes, serving HEAD wherever a route
@@ -29,26 +31,28 @@ type Router struct {
 // 405 with Allow, both as JSON Error bodies.
 func NewRouter(routes []Route) *Router {
 	m := mux.NewRouter()
+	requires := make(map[*mux.Route]string)
 	for _, rt := range routes {
-		handle(m, rt)
+		if route := handle(m, rt); rt.Requires != "" {
+			requires[route] = rt.Requires
+		}
 	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such path: "+r.URL.Path)
 	})
-	return &Router{mux: m}
+	return &Router{mux: m, requires: requires}
 }
 
 // handle registers rt on m, serving HEAD wherever GET is served, as HTTP
 // requires (RFC 9110 9.1). The handler sees a HEAD as the GET it stands
 // for, so that handlers which check the method answer it too; net/http,
 // which knows the request is a HEAD, sends only the headers.
-func handle(m *mux.Router, rt Route) {
+func handle(m *mux.Router, rt Route) *mux.Route {
 	if rt.Method != http.MethodGet {
-		m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
-		return
+		return m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
 	}
 	get := rt.Handler
-	m.Handle(rt.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return m.Handle(rt.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			asGet := *r
 			asGet.Method = http.MethodGet
@@ -61,15 +65,33 @@ func handle(m *mux.Router, rt Route) {
 type resolvedKey struct{}
 
 // resolved is the router's record of one request. Links below Resolve keep
-// their per-request state in it (the answer tracker, the body watch)
-// rather than in context values of their own: each context value costs a
-// copy of the request.
+// their per-request state in it (the answer tracker, the body watch, the
+// caller's principal) rather than in context values of their own: each
+// context value costs a copy of the request.
+//
+// It is itself the request's context, the server's with two values of its
+// own: itself, and the principal's slot. One allocation carries both, and
+// principal.FromContext finds the slot like any context value.
 type resolved struct {
-	template string
-	handler  http.Handler
-	vars     map[string]string
-	tracker  AnswerTracker
-	body     eofReader
+	context.Context
+	template  string
+	handler   http.Handler
+	vars      map[string]string
+	requires  string // the matched route's Route.Requires
+	tracker   AnswerTracker
+	body      eofReader
+	principal principal.Slot
+}
+
+// Value implements context.Context.
+func (res *resolved) Value(key any) any {
+	switch key.(type) {
+	case resolvedKey:
+		return res
+	case principal.Key:
+		return &res.principal
+	}
+	return res.Context.Value(key)
 }
 
 // Resolve matches the request against the routes and records the result in
@@ -78,7 +100,7 @@ func (rt *Router) Resolve(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m mux.RouteMatch
 		rt.mux.Match(r, &m)
-		res := &resolved{template: UnmatchedRoute, handler: m.Handler, vars: m.Vars}
+		res := &resolved{Context: r.Context(), template: UnmatchedRoute, handler: m.Handler, vars: m.Vars}
 		switch {
 		case errors.Is(m.MatchErr, mux.ErrMethodMismatch):
 			template, allow := rt.allowed(r)
@@ -86,8 +108,9 @@ func (rt *Router) Resolve(next http.Handler) http.Handler {
 			res.handler = methodNotAllowed(allow)
 		case m.Route != nil && m.MatchErr == nil:
 			res.template, _ = m.Route.GetPathTemplate()
+			res.requires = rt.requires[m.Route]
 		}
-		r = r.WithContext(context.WithValue(r.Context(), resolvedKey{}, res))
+		r = r.WithContext(res)
 		watched := watchBody(r, &res.body)
 		next.ServeHTTP(w, r)
 		if watched {
