@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,10 +10,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/modules/auth"
 )
 
 // A run of the real binary, with tracing on and the log level raised to
-// debug halfway through: the access line has every field, and neither the
+// debug halfway through: the access line has every field (the caller's
+// name among them), and neither the
 // valid token nor a rejected one appears anywhere in what the process wrote.
 func TestLogsHaveAccessFieldsAndNeverAToken(t *testing.T) {
 	const wrongToken = "wrong-token-9876543210"
@@ -91,6 +95,7 @@ func TestLogsHaveAccessFieldsAndNeverAToken(t *testing.T) {
 		"method": "POST", "route": "/plants", "status": float64(200),
 		"bytes":    float64(len(`{"name":"Monstera","tag":"tropical"}`)),
 		"trace_id": tc.traceID,
+		"caller":   auth.TokenName(sha256.Sum256([]byte(testToken))), // the token's name, never the token
 	}
 	for k, v := range want {
 		if line[k] != v {

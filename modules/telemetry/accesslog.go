@@ -7,12 +7,14 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/plantstore/plantstore/modules/auth/principal"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
 // AccessLog writes one info line per API request: method, route template,
-// status, duration, response bytes, request id, and the trace and span ids
-// when the request is traced. It takes the request id from X-Request-ID
+// status, duration, response bytes, request id, the caller (the name of the
+// request's principal, when auth accepted it: never a token), and the trace
+// and span ids when the request is traced. It takes the request id from X-Request-ID
 // when the client sent a usable one, generates one otherwise, and echoes it
 // in the response. It logs no other header and no path, so neither the
 // Authorization header nor a token can reach the log.
@@ -39,9 +41,9 @@ func AccessLog(log *zap.Logger) httpserver.Middleware {
 	}
 }
 
-// accessFieldCount is the most fields an access line has: six, and the
-// trace and span ids.
-const accessFieldCount = 8
+// accessFieldCount is the most fields an access line has: six, the caller,
+// and the trace and span ids.
+const accessFieldCount = 9
 
 func accessFields(r *http.Request, ex *exchange) []zap.Field {
 	fields := append(ex.fields[:0],
@@ -52,5 +54,10 @@ func accessFields(r *http.Request, ex *exchange) []zap.Field {
 		zap.Int64("bytes", ex.bytes),
 		zap.String("request_id", ex.requestID),
 	)
+	// Auth runs inside this link; the principal it attached is in the
+	// router's record, which this request's context reaches.
+	if p := principal.FromContext(r.Context()); p != nil {
+		fields = append(fields, zap.String("caller", p.Name))
+	}
 	return appendTraceFields(fields, trace.SpanContextFromContext(r.Context()))
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
 func TestAccessLogLineHasEveryField(t *testing.T) {
@@ -189,4 +191,31 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// TestAccessLogNamesTheCaller: the principal auth attached, further in the
+// chain, is named in the access line; a request no authenticator accepted
+// has no caller field.
+func TestAccessLogNamesTheCaller(t *testing.T) {
+	caller := &principal.Principal{ID: "token:0123456789abcdef", Name: "token:0123456789abcdef", AllScopes: true}
+	c := newChain(t, false, plantsRoute(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Stands for auth, which runs inside the access log and fills the
+		// same slot.
+		if r.Header.Get("X-Test-Caller") != "" && !principal.Fill(r.Context(), caller) {
+			t.Error("no principal slot in the request's context")
+		}
+		w.WriteHeader(http.StatusCreated)
+	})))
+	c.do(http.MethodPost, "/plants", "", "X-Test-Caller", "yes")
+	c.do(http.MethodPost, "/plants", "")
+	lines := c.accessLines()
+	if len(lines) != 2 {
+		t.Fatalf("got %d access lines, want 2", len(lines))
+	}
+	if got := lines[0].ContextMap()["caller"]; got != caller.Name {
+		t.Errorf("caller = %#v, want %q", got, caller.Name)
+	}
+	if got, ok := lines[1].ContextMap()["caller"]; ok {
+		t.Errorf("an unauthenticated request logged caller=%#v", got)
+	}
 }
