@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/auth/principal"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -39,12 +40,14 @@ func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registere
 
 // Routes are the API operations. "/plants/{id}" has no pattern for the id
 // so that a malformed id reaches the handlers and gets a 400, not a 404.
+// Each declares its scope; a token listed without scopes holds both.
 func (h *Handlers) Routes() []httpserver.Route {
+	const read, write = principal.ScopePlantsRead, principal.ScopePlantsWrite
 	return []httpserver.Route{
-		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list)},
-		{Method: http.MethodPost, Path: "/plants", Handler: httpserver.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create))},
-		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get)},
-		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete)},
+		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list), Requires: read},
+		{Method: http.MethodPost, Path: "/plants", Handler: httpserver.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create)), Requires: write},
+		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get), Requires: read},
+		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete), Requires: write},
 	}
 }
 
