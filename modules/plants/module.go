@@ -56,8 +56,10 @@ var Module = fx.Module("plants",
 	),
 )
 
-// OpenStore opens the store cfg names, instrumented (metrics, child spans),
-// and closes it when the app stops, after the listeners have drained.
+// OpenStore opens the store cfg names, instrumented (metrics, child spans).
+// The constructors only build; the store's goroutines start in its OnStart
+// hook (after postgres's migrations), and it closes when the app stops,
+// after the listeners have drained.
 func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.TracerProvider) (plant.Store, error) {
 	var store plant.Store
 	switch cfg.Store {
@@ -68,6 +70,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.Trac
 		if err != nil {
 			return nil, err
 		}
+		lc.Append(fx.StartHook(s.Start)) // the group committer's goroutine
 		store = s
 	case StorePostgres:
 		pgCfg := cfg.Postgres
@@ -80,6 +83,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.Trac
 		// one fails the start (exit 2) once the connect timeout has passed,
 		// and the orchestrator restarts the process.
 		lc.Append(fx.StartHook(pg.Migrate))
+		lc.Append(fx.StartHook(pg.Start)) // the create lanes
 		store = pg
 	default:
 		return nil, fmt.Errorf("store %q is not available in this build", cfg.Store)

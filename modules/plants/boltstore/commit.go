@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,7 @@ type committer struct {
 	db      *bolt.DB
 	queue   *batching.Queue[*pending]
 	stopped chan struct{}
+	started sync.Once // spawns run: see start (lifecycle.go)
 
 	lastCommit time.Duration // owned by run
 	durable    atomic.Int64  // id of the last transaction known to be on disk
@@ -59,12 +61,11 @@ type committer struct {
 	writes  atomic.Int64 // writes committed
 }
 
-// newCommitter starts the committer of db, whose committed transactions up
-// to durableTx are on disk.
+// newCommitter builds the committer of db, whose committed transactions up
+// to durableTx are on disk. Its goroutine starts with start.
 func newCommitter(db *bolt.DB, durableTx int) *committer {
 	c := &committer{db: db, queue: batching.NewQueue[*pending](maxBatch), stopped: make(chan struct{})}
 	c.durable.Store(int64(durableTx))
-	go c.run()
 	return c
 }
 
@@ -77,6 +78,7 @@ func (c *committer) onDisk(tx *bolt.Tx) bool { return int64(tx.ID()) <= c.durabl
 // transaction is durable. When ctx ends first, do returns ctx.Err() and the
 // write may or may not be committed; an identical retry settles it.
 func (c *committer) do(ctx context.Context, w write) error {
+	c.start() // a no-op once started
 	p := &pending{apply: w, done: make(chan error, 1)}
 	if err := c.queue.Send(ctx, p); err != nil {
 		return err
@@ -86,6 +88,7 @@ func (c *committer) do(ctx context.Context, w write) error {
 
 // close commits the writes already queued, then stops the committer.
 func (c *committer) close() {
+	c.start() // so that stopped is closed, started or not
 	c.queue.Close()
 	<-c.stopped
 }

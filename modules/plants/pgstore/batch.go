@@ -53,20 +53,20 @@ type batcher struct {
 	statements atomic.Int64 // multi-row statements run, for tests
 	queue      *batching.Queue[*pendingCreate]
 	stopped    sync.WaitGroup
+	lanes      int
+	started    sync.Once // spawns the lanes: see start (lifecycle.go)
 }
 
+// newBatcher builds a batcher of lanes lanes; they start with start.
 func newBatcher(s *Store, lanes int) *batcher {
-	b := &batcher{s: s, queue: batching.NewQueue[*pendingCreate](maxBatchRows)}
-	for range lanes {
-		b.stopped.Go(b.lane)
-	}
-	return b
+	return &batcher{s: s, queue: batching.NewQueue[*pendingCreate](maxBatchRows), lanes: lanes}
 }
 
 // create queues p and returns its outcome once its statement has run.
 // When ctx ends first it returns ctx.Err(), and the plant may or may not be
 // stored; an identical retry settles it.
 func (b *batcher) create(ctx context.Context, p plant.Plant) error {
+	b.start() // a no-op once started
 	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan error, 1)}
 	if err := b.queue.Send(ctx, pc); err != nil {
 		return err
@@ -76,6 +76,7 @@ func (b *batcher) create(ctx context.Context, p plant.Plant) error {
 
 // close runs the creates already queued, then stops the lanes.
 func (b *batcher) close() {
+	b.start() // after this no lane can be added while Wait runs
 	b.queue.Close()
 	b.stopped.Wait()
 }

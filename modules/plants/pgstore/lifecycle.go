@@ -1,0 +1,26 @@
+package pgstore
+
+import "context"
+
+// New only builds: it parses the configuration and makes the pool, which
+// connects on demand (pgx's pool runs its own health check, stopped by
+// Close). The create lanes are spawned by Start, which the program calls
+// from its OnStart hook after Migrate; Close (OnStop) runs what is queued
+// and waits for them to end. A store used without Fx needs no Start: its
+// first create starts the lanes itself.
+
+// Start spawns the create lanes. It returns at once, and calling it again
+// does nothing. Its signature is an Fx start hook's.
+func (s *Store) Start(context.Context) error {
+	s.creates.start()
+	return nil
+}
+
+// start spawns the lanes, once: from Start, or from the first create.
+func (b *batcher) start() {
+	b.started.Do(func() {
+		for range b.lanes {
+			b.stopped.Go(b.lane)
+		}
+	})
+}

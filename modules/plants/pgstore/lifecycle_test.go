@@ -1,0 +1,78 @@
+package pgstore
+
+import (
+	"errors"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// createLaneGoroutines counts the goroutines running a create lane.
+func createLaneGoroutines() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pgstore.(*batcher).lane(")
+}
+
+// TestNewBuildsStartStarts: New spawns no create lane; Start (the
+// program's OnStart hook, after Migrate) spawns them, once, and Close
+// waits for them to end.
+func TestNewBuildsStartStarts(t *testing.T) {
+	before := createLaneGoroutines()
+	s, err := New(Config{URL: pgtest.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := createLaneGoroutines(); n != before {
+		t.Fatalf("New started %d create lanes, want none before Start", n-before)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := createLaneGoroutines(); n != before+createLanes(DefaultMaxConns) {
+		t.Fatalf("Start twice: %d create lanes, want %d", n-before, createLanes(DefaultMaxConns))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreWithoutStartStillCreates: a store used without Fx needs no
+// Start: its first create starts the lanes, and Close without any create
+// returns.
+func TestStoreWithoutStartStillCreates(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, err := New(Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil { // never started
+		t.Fatal(err)
+	}
+	s = openStore(t, Config{URL: url}) // Open: New and Migrate, no Start
+	createWithoutStart(t, s)
+	if got, err := s.Get(ctx, 1); err != nil || got.Name != "a" {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if err := s.Delete(ctx, 2); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("Delete = %v", err)
+	}
+}
+
+// createWithoutStart creates plant 1 through s.Create, whatever else than
+// the error Create returns (its result is a seam of its own).
+func createWithoutStart(t *testing.T, s *Store) {
+	t.Helper()
+	out := reflect.ValueOf(s.Create).Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(plant.Plant{ID: 1, Name: "a"})})
+	if err, _ := out[len(out)-1].Interface().(error); err != nil {
+		t.Fatalf("Create without Start: %v", err)
+	}
+}
