@@ -11,7 +11,8 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// createLaneGoroutines counts the goroutines running a create lane.
+// createLaneGoroutines counts the goroutines running a create lane (a
+// stack dump may not show one not yet scheduled: see Start's check).
 func createLaneGoroutines() int {
 	buf := make([]byte, 1<<20)
 	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pgstore.(*batcher).lane(")
@@ -32,13 +33,15 @@ func TestNewBuildsStartStarts(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// NumGoroutine counts a goroutine from its go statement on.
+	beforeStart := runtime.NumGoroutine()
 	for range 2 {
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := createLaneGoroutines(); n != before+createLanes(DefaultMaxConns) {
-		t.Fatalf("Start twice: %d create lanes, want %d", n-before, createLanes(DefaultMaxConns))
+	if n, lanes := runtime.NumGoroutine()-beforeStart, createLanes(DefaultMaxConns); n != lanes {
+		t.Fatalf("Start twice started %d goroutines, want %d (the create lanes)", n, lanes)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
