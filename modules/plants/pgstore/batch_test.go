@@ -83,6 +83,13 @@ func TestABadCreateFailsAlone(t *testing.T) {
 // insert (ids 1 and 2, which they store), so nothing depends on timing.
 func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Plant) []error {
 	t.Helper()
+	// The lanes must be waiting for creates when the first two arrive, or
+	// one lane may take both into one statement: start them now, as the
+	// program's OnStart hook does, well before (a store starts them
+	// itself on its first create otherwise, too late for this test).
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	blocker, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
