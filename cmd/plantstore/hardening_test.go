@@ -230,7 +230,7 @@ type gatedStore struct {
 	release chan struct{}
 }
 
-func (g *gatedStore) Create(ctx context.Context, p plant.Plant) error {
+func (g *gatedStore) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	<-g.release
 	return g.Store.Create(ctx, p)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
 // create handles POST /plants: it answers the Plant (name, and tag when the
@@ -23,11 +24,14 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := h.store.Create(r.Context(), p); err != nil {
+	res, err := h.store.Create(r.Context(), p)
+	if err != nil {
 		h.storeError(w, r, err, p.ID)
 		return
 	}
-	h.created.Inc()
+	if res == plant.Created { // an identical retry answers the same, but created nothing
+		h.created.Inc()
+	}
 	buf.Reset()
 	// The answer holds the body's name and tag, so it is about the body's
 	// size: room made once stays with the pooled buffer (when the chain

@@ -14,7 +14,7 @@ func TestDelete(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
 	for _, p := range []plant.Plant{{ID: 1, Name: "fern"}, {ID: -3, Name: "cactus", Tag: plant.StringPtr("dry")}} {
-		if err := store.Create(ctx, p); err != nil {
+		if _, err := store.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}

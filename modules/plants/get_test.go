@@ -17,7 +17,7 @@ func TestGet(t *testing.T) {
 		{ID: 9223372036854775807, Name: "", Tag: plant.StringPtr("")},
 		{ID: 7, Name: "a \"quoted\" <name>\n"},
 	} {
-		if err := store.Create(context.Background(), p); err != nil {
+		if _, err := store.Create(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -30,7 +30,7 @@ type Handlers struct {
 func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
 	created := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "plantstore_plants_created_total",
-		Help: "Plants newly stored or confirmed by an identical re-create.",
+		Help: "Plants newly stored; an identical re-create stores nothing and is not counted.",
 	})
 	if err := reg.Register(created); err != nil {
 		return nil, err
@@ -59,16 +59,16 @@ const StatusClientClosedRequest = 499
 // unreachable: long enough not to hammer it, short enough to recover fast.
 const retryAfterSeconds = 1
 
-// storeError answers a failed store call: 409 for a conflicting create, 404
-// for a missing plant, 503 with Retry-After while the store is unreachable,
-// and otherwise 500 with a generic message, the detail going to the log.
+// storeError answers a failed store call: an answer (plant.IsAnswer) with
+// its own 4xx (see answerStatus), 503 with Retry-After while the store is
+// unreachable, and otherwise 500 with a generic message, the detail going
+// to the log.
 func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error, id int64) {
+	if status, message, ok := answerStatus(err, id); ok {
+		httperr.Write(w, status, message)
+		return
+	}
 	switch {
-	case errors.Is(err, plant.ErrConflict):
-		httperr.Write(w, http.StatusConflict,
-			"plant "+strconv.FormatInt(id, 10)+" already exists with a different name or tag")
-	case errors.Is(err, plant.ErrNotFound):
-		httperr.Write(w, http.StatusNotFound, "plant "+strconv.FormatInt(id, 10)+" not found")
 	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 		// The client went away while the store worked (its connection
 		// closed): nobody reads this answer, and it is not a server error,
@@ -84,6 +84,19 @@ func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error,
 		h.log.Error("store failed", requestFields(r, err)...)
 		httperr.Write(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// answerStatus maps a store's answer to its status and message; ok is false
+// for a failure. Every answer of plant.Answers must have a case here (a
+// test walks them), or it would be answered 500 as a failure.
+func answerStatus(err error, id int64) (status int, message string, ok bool) {
+	switch {
+	case errors.Is(err, plant.ErrConflict):
+		return http.StatusConflict, "plant " + strconv.FormatInt(id, 10) + " already exists with a different name or tag", true
+	case errors.Is(err, plant.ErrNotFound):
+		return http.StatusNotFound, "plant " + strconv.FormatInt(id, 10) + " not found", true
+	}
+	return 0, "", false
 }
 
 // requestFields tie a log line to its request: the error, the route, and the

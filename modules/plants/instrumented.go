@@ -13,30 +13,12 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// storeOp is a Store method; its name is the "operation" label.
-type storeOp int
-
-const (
-	opCreate storeOp = iota
-	opGet
-	opList
-	opDelete
-	opPing
-	numOps
-)
-
-var (
-	opNames     = [numOps]string{"create", "get", "list", "delete", "ping"}
-	opSpanNames = [numOps]string{"store create", "store get", "store list", "store delete", "store ping"}
-)
-
-// Outcomes of a store call, the values of the "result" label. Not found and
-// conflict are answers, not failures: only unavailable and error mark the
-// span as failed.
+// Outcomes of a store call, the values of the "result" label: ok, the name
+// of an answer (plant.AnswerOf: not_found, conflict, ...), unavailable,
+// canceled or error. Answers are not failures: only unavailable and error
+// mark the span as failed.
 const (
 	resultOK          = "ok"
-	resultNotFound    = "not_found"
-	resultConflict    = "conflict"
 	resultUnavailable = "unavailable"
 	resultCanceled    = "canceled"
 	resultError       = "error"
@@ -69,80 +51,87 @@ func NewStoreMetrics(reg prometheus.Registerer) (*StoreMetrics, error) {
 // and, inside a traced request, recorded as a child span. Calls outside a
 // trace (the readiness probe's pings) start no trace of their own.
 func (m *StoreMetrics) Instrument(store plant.Store, name string, tp trace.TracerProvider) plant.Store {
-	s := &instrumentedStore{
+	op := func(operation string) *storeOp {
+		byResult := m.duration.MustCurryWith(prometheus.Labels{"store": name, "operation": operation})
+		return &storeOp{
+			span:     "store " + operation,
+			ok:       byResult.WithLabelValues(resultOK), // also exports the series from the start
+			byResult: byResult,
+		}
+	}
+	return &instrumentedStore{
 		next:   store,
 		tracer: tp.Tracer("github.com/plantstore/plantstore/modules/plants"),
 		name:   attribute.String("plantstore.store", name),
+		create: op("create"), get: op("get"), list: op("list"), delete: op("delete"), ping: op("ping"),
 	}
-	for op := range numOps {
-		labels := prometheus.Labels{"store": name, "operation": opNames[op]}
-		s.byResult[op] = m.duration.MustCurryWith(labels)
-		s.ok[op] = s.byResult[op].WithLabelValues(resultOK) // also exports the series from the start
-	}
-	return s
+}
+
+// storeOp is one Store method's instruments, looked up once: its span name
+// and its observers by result.
+type storeOp struct {
+	span     string
+	ok       prometheus.Observer    // the common outcome
+	byResult prometheus.ObserverVec // the others
 }
 
 type instrumentedStore struct {
-	next     plant.Store
-	tracer   trace.Tracer
-	name     attribute.KeyValue
-	ok       [numOps]prometheus.Observer    // the common outcome, looked up once
-	byResult [numOps]prometheus.ObserverVec // the others
+	next                            plant.Store
+	tracer                          trace.Tracer
+	name                            attribute.KeyValue
+	create, get, list, delete, ping *storeOp
 }
 
-// call is one store call in flight: its start, and its span when traced.
-type call struct {
-	s     *instrumentedStore
-	op    storeOp
-	start time.Time
-	span  trace.Span // nil when the caller is not traced
-}
-
-// begin starts a call; extra is an attribute of the call (the plant id),
-// ignored when it is the zero KeyValue. Spans start only under a traced
-// caller, so an untraced call allocates nothing here.
-func (s *instrumentedStore) begin(ctx context.Context, op storeOp, extra attribute.KeyValue) (context.Context, call) {
-	c := call{s: s, op: op, start: time.Now()}
+// observe times call as a call of op and, under a traced caller, records it
+// as a child span; extra is an attribute of the call (the plant id),
+// ignored when it is the zero KeyValue. A method is one line around it, so
+// a new Store method (or another face of a store) is instrumented by
+// naming its operation. call does not escape, so the closure that calls
+// the store costs no allocation; spans start only under a traced caller.
+func observe[T any](ctx context.Context, s *instrumentedStore, op *storeOp, extra attribute.KeyValue, call func(context.Context) (T, error)) (T, error) {
+	start := time.Now()
+	var span trace.Span // nil when the caller is not traced
 	if trace.SpanContextFromContext(ctx).IsValid() {
 		attrs := trace.WithAttributes(s.name)
 		if extra.Valid() {
 			attrs = trace.WithAttributes(s.name, extra)
 		}
-		ctx, c.span = s.tracer.Start(ctx, opSpanNames[op], internalSpan, attrs)
+		ctx, span = s.tracer.Start(ctx, op.span, internalSpan, attrs)
 	}
-	return ctx, c
+	v, err := call(ctx)
+	result := storeResult(err)
+	obs := op.ok
+	if result != resultOK {
+		obs = op.byResult.WithLabelValues(result)
+	}
+	obs.Observe(time.Since(start).Seconds())
+	if span != nil {
+		endSpan(span, result, err)
+	}
+	return v, err
 }
 
-func (c call) end(err error) {
-	result := storeResult(err)
-	obs := c.s.ok[c.op]
+// endSpan ends a store call's span. A span without the result attribute
+// succeeded: that keeps the common case cheap.
+func endSpan(span trace.Span, result string, err error) {
 	if result != resultOK {
-		obs = c.s.byResult[c.op].WithLabelValues(result)
-	}
-	obs.Observe(time.Since(c.start).Seconds())
-	if c.span == nil {
-		return
-	}
-	// A span without the result attribute succeeded: that keeps the common
-	// case cheap.
-	if result != resultOK {
-		c.span.SetAttributes(attribute.String("plantstore.store.result", result))
+		span.SetAttributes(attribute.String("plantstore.store.result", result))
 	}
 	if result == resultUnavailable || result == resultError {
-		c.span.RecordError(err)
-		c.span.SetStatus(codes.Error, result)
+		span.RecordError(err)
+		span.SetStatus(codes.Error, result)
 	}
-	c.span.End()
+	span.End()
 }
 
 func storeResult(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return resultOK
-	case errors.Is(err, plant.ErrNotFound):
-		return resultNotFound
-	case errors.Is(err, plant.ErrConflict):
-		return resultConflict
+	}
+	if answer := plant.AnswerOf(err); answer != "" {
+		return answer
+	}
+	switch {
 	case errors.Is(err, plant.ErrUnavailable):
 		return resultUnavailable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -156,38 +145,38 @@ var internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
 
 func idAttr(id int64) attribute.KeyValue { return attribute.Int64("plant.id", id) }
 
-func (s *instrumentedStore) Create(ctx context.Context, p plant.Plant) error {
-	ctx, c := s.begin(ctx, opCreate, idAttr(p.ID))
-	err := s.next.Create(ctx, p)
-	c.end(err)
-	return err
+// none is the value of a call that returns only an error.
+type none struct{}
+
+func (s *instrumentedStore) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
+	return observe(ctx, s, s.create, idAttr(p.ID), func(ctx context.Context) (plant.CreateResult, error) {
+		return s.next.Create(ctx, p)
+	})
 }
 
 func (s *instrumentedStore) Get(ctx context.Context, id int64) (plant.Plant, error) {
-	ctx, c := s.begin(ctx, opGet, idAttr(id))
-	p, err := s.next.Get(ctx, id)
-	c.end(err)
-	return p, err
+	return observe(ctx, s, s.get, idAttr(id), func(ctx context.Context) (plant.Plant, error) {
+		return s.next.Get(ctx, id)
+	})
 }
 
 func (s *instrumentedStore) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, error) {
-	ctx, c := s.begin(ctx, opList, attribute.Int("plantstore.list.limit", q.Limit))
-	ps, err := s.next.List(ctx, q)
-	c.end(err)
-	return ps, err
+	return observe(ctx, s, s.list, attribute.Int("plantstore.list.limit", q.Limit), func(ctx context.Context) ([]plant.Plant, error) {
+		return s.next.List(ctx, q)
+	})
 }
 
 func (s *instrumentedStore) Delete(ctx context.Context, id int64) error {
-	ctx, c := s.begin(ctx, opDelete, idAttr(id))
-	err := s.next.Delete(ctx, id)
-	c.end(err)
+	_, err := observe(ctx, s, s.delete, idAttr(id), func(ctx context.Context) (none, error) {
+		return none{}, s.next.Delete(ctx, id)
+	})
 	return err
 }
 
 func (s *instrumentedStore) Ping(ctx context.Context) error {
-	ctx, c := s.begin(ctx, opPing, attribute.KeyValue{})
-	err := s.next.Ping(ctx)
-	c.end(err)
+	_, err := observe(ctx, s, s.ping, attribute.KeyValue{}, func(ctx context.Context) (none, error) {
+		return none{}, s.next.Ping(ctx)
+	})
 	return err
 }
 

@@ -37,7 +37,7 @@ type failing struct {
 	err error
 }
 
-func (f failing) Create(context.Context, plant.Plant) error { return f.err }
+func (f failing) Create(context.Context, plant.Plant) (plant.CreateResult, error) { return 0, f.err }
 
 func TestStoreCallsAreTimedByResult(t *testing.T) {
 	reg := prometheus.NewRegistry()
@@ -55,9 +55,9 @@ func TestStoreCallsAreTimedByResult(t *testing.T) {
 		}
 	}
 	p := plant.Plant{ID: 1, Name: "fern"}
-	_ = store.Create(ctx, p)
-	_ = store.Create(ctx, p)
-	_ = store.Create(ctx, plant.Plant{ID: 1, Name: "moss"})
+	_, _ = store.Create(ctx, p)
+	_, _ = store.Create(ctx, p)
+	_, _ = store.Create(ctx, plant.Plant{ID: 1, Name: "moss"})
 	_, _ = store.Get(ctx, 1)
 	_, _ = store.Get(ctx, 2)
 	_, _ = store.List(ctx, plant.ListQuery{Limit: 10})
@@ -65,11 +65,11 @@ func TestStoreCallsAreTimedByResult(t *testing.T) {
 	_ = store.Delete(ctx, 1)
 	_ = store.Ping(ctx)
 	unavailable := m.Instrument(failing{memstore.New(), fmt.Errorf("dial: %w", plant.ErrUnavailable)}, "postgres", noop)
-	_ = unavailable.Create(ctx, p)
+	_, _ = unavailable.Create(ctx, p)
 	broken := m.Instrument(failing{memstore.New(), errors.New("disk on fire")}, "bolt", noop)
-	_ = broken.Create(ctx, p)
+	_, _ = broken.Create(ctx, p)
 	canceled := m.Instrument(failing{memstore.New(), context.Canceled}, "bolt", noop)
-	_ = canceled.Create(ctx, p)
+	_, _ = canceled.Create(ctx, p)
 
 	for _, tc := range []struct {
 		store, op, result string
@@ -105,11 +105,11 @@ func TestStoreCallsAreChildSpansOfTheRequest(t *testing.T) {
 
 	_ = store.Ping(t.Context()) // no request around it: no span, no trace of its own
 	ctx, request := tp.Tracer("test").Start(t.Context(), "POST /plants")
-	if err := store.Create(ctx, plant.Plant{ID: 9, Name: "fern"}); err != nil {
+	if _, err := store.Create(ctx, plant.Plant{ID: 9, Name: "fern"}); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = store.Get(ctx, 10)
-	_ = broken.Create(ctx, plant.Plant{ID: 9, Name: "fern"})
+	_, _ = broken.Create(ctx, plant.Plant{ID: 9, Name: "fern"})
 	request.End()
 
 	spans := rec.Ended()

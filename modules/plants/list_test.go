@@ -139,7 +139,7 @@ func TestList(t *testing.T) {
 		{ID: 0, Name: "stone"},
 		{ID: 4, Name: "ivy", Tag: plant.StringPtr("")},
 	} {
-		if err := store.Create(context.Background(), p); err != nil {
+		if _, err := store.Create(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestListFullPage(t *testing.T) {
 	want.WriteByte('[')
 	for id := range int64(1001) {
 		p := plant.Plant{ID: id, Name: "plant " + strconv.FormatInt(id, 10)}
-		if err := store.Create(context.Background(), p); err != nil {
+		if _, err := store.Create(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 		if id < 1000 {
@@ -234,7 +234,7 @@ func BenchmarkList(b *testing.B) {
 	)
 	store := memstore.New()
 	for id := int64(first); id < first+n; id++ {
-		if err := store.Create(context.Background(), plant.Plant{ID: id, Name: "plant " + strconv.FormatInt(id, 10)}); err != nil {
+		if _, err := store.Create(context.Background(), plant.Plant{ID: id, Name: "plant " + strconv.FormatInt(id, 10)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -25,7 +25,8 @@ func BenchmarkCreate(b *testing.B) {
 			var next atomic.Int64
 			create := func() error {
 				id := next.Add(1)
-				return s.Create(ctx, plant.Plant{ID: id, Name: "plant-" + strconv.FormatInt(id, 10), Tag: &tag})
+				_, err := s.Create(ctx, plant.Plant{ID: id, Name: "plant-" + strconv.FormatInt(id, 10), Tag: &tag})
+				return err
 			}
 			b.ReportAllocs()
 			if callers == 1 {

@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,16 +35,24 @@ const maxBatch = 1024
 const maxFillWait = 5 * time.Millisecond
 
 // A write changes the store inside a transaction and returns its caller's
-// outcome: nil, plant.ErrConflict or plant.ErrNotFound, after which the
-// write must have left the transaction untouched when it is not nil. Any
-// other error is a failure: the transaction is rolled back and the batch
-// re-run without that write, whose caller gets the error. So a write must
-// be a pure function of the transaction's state, safe to run again.
-type write func(tx *bolt.Tx) error
+// outcome: a create's result (other writes return 0) and nil, or an answer
+// (plant.IsAnswer: a conflict, a missing plant), after which the write must
+// have left the transaction untouched. Answers are the callers' business,
+// not the batch's: the other writes commit regardless. Any other error is
+// a failure: the transaction is rolled back and the batch re-run without
+// that write, whose caller gets the error. So a write must be a pure
+// function of the transaction's state, safe to run again.
+type write func(tx *bolt.Tx) (plant.CreateResult, error)
+
+// outcome is what a write's caller is told.
+type outcome struct {
+	result plant.CreateResult
+	err    error
+}
 
 type pending struct {
 	apply write
-	done  chan error // buffered: the committer never blocks on a caller
+	done  chan outcome // buffered: the committer never blocks on a caller
 }
 
 type committer struct {
@@ -77,13 +84,18 @@ func (c *committer) onDisk(tx *bolt.Tx) bool { return int64(tx.ID()) <= c.durabl
 // do runs w in a shared transaction and returns its outcome once the
 // transaction is durable. When ctx ends first, do returns ctx.Err() and the
 // write may or may not be committed; an identical retry settles it.
-func (c *committer) do(ctx context.Context, w write) error {
+func (c *committer) do(ctx context.Context, w write) (plant.CreateResult, error) {
 	c.start() // a no-op once started
-	p := &pending{apply: w, done: make(chan error, 1)}
+	p := &pending{apply: w, done: make(chan outcome, 1)}
 	if err := c.queue.Send(ctx, p); err != nil {
-		return err
+		return 0, err
 	}
-	return batching.Await(ctx, p.done)
+	select {
+	case o := <-p.done:
+		return o.result, o.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 }
 
 // close commits the writes already queued, then stops the committer.
@@ -96,7 +108,7 @@ func (c *committer) close() {
 func (c *committer) run() {
 	defer close(c.stopped)
 	batch := make([]*pending, 0, maxBatch)
-	outcomes := make([]error, 0, maxBatch)
+	outcomes := make([]outcome, 0, maxBatch)
 	fill := time.NewTimer(time.Hour)
 	fill.Stop()
 	expect := 0 // writers the next batch should hold; see waitForWriters
@@ -159,7 +171,7 @@ func (c *committer) waitForWriters(batch []*pending, expect int, fill *time.Time
 }
 
 // commit applies batch in one transaction and answers every caller.
-func (c *committer) commit(batch []*pending, outcomes []error) {
+func (c *committer) commit(batch []*pending, outcomes []outcome) {
 	for len(batch) > 0 {
 		outcomes = outcomes[:len(batch)]
 		failed := -1
@@ -167,19 +179,19 @@ func (c *committer) commit(batch []*pending, outcomes []error) {
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			txID = tx.ID()
 			for i, p := range batch {
-				err := p.apply(tx)
-				if err != nil && !errors.Is(err, plant.ErrConflict) && !errors.Is(err, plant.ErrNotFound) {
+				result, err := p.apply(tx)
+				if err != nil && !plant.IsAnswer(err) {
 					failed = i
 					return err
 				}
-				outcomes[i] = err
+				outcomes[i] = outcome{result, err}
 			}
 			return nil
 		})
 		if failed >= 0 {
 			// Rolled back: answer the failed write and re-run the others
 			// in their order, which matters when two touch the same id.
-			batch[failed].done <- err
+			batch[failed].done <- outcome{err: err}
 			batch = append(batch[:failed], batch[failed+1:]...)
 			continue
 		}
@@ -190,7 +202,7 @@ func (c *committer) commit(batch []*pending, outcomes []error) {
 		}
 		for i, p := range batch {
 			if err != nil {
-				p.done <- err // the commit failed; a retry settles each write's fate
+				p.done <- outcome{err: err} // the commit failed; a retry settles each write's fate
 			} else {
 				p.done <- outcomes[i]
 			}

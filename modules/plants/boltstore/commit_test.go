@@ -34,6 +34,9 @@ func openInternal(t *testing.T) *Store {
 }
 
 // async runs f and delivers its error.
+// errOf keeps a write's error, for tests about errors only.
+func errOf(_ plant.CreateResult, err error) error { return err }
+
 func async(f func() error) <-chan error {
 	ch := make(chan error, 1)
 	go func() { ch <- f() }()
@@ -48,11 +51,11 @@ func stall(t *testing.T, s *Store) (release func()) {
 	t.Helper()
 	entered, gate := make(chan struct{}), make(chan struct{})
 	done := async(func() error {
-		return s.writes.do(ctx, func(tx *bolt.Tx) error {
+		return errOf(s.writes.do(ctx, func(*bolt.Tx) (plant.CreateResult, error) {
 			close(entered)
 			<-gate
-			return nil
-		})
+			return 0, nil
+		}))
 	})
 	<-entered
 	return func() {
@@ -94,7 +97,7 @@ func TestQueuedWritesShareOneCommit(t *testing.T) {
 	const n = 50
 	writes := make([]func() error, n)
 	for i := range writes {
-		writes[i] = func() error { return s.Create(ctx, plant.Plant{ID: int64(i), Name: "p"}) }
+		writes[i] = func() error { return errOf(s.Create(ctx, plant.Plant{ID: int64(i), Name: "p"})) }
 	}
 	for i, err := range queueInOrder(t, s, writes...) {
 		if err != nil {
@@ -112,21 +115,21 @@ func TestFailedWriteIsRetriedOutOfTheBatch(t *testing.T) {
 	boom := errors.New("boom")
 	rose := plant.Plant{ID: 7, Name: "rose", Tag: plant.StringPtr("red")}
 	errs := queueInOrder(t, s,
-		func() error { return s.Create(ctx, rose) },
+		func() error { return errOf(s.Create(ctx, rose)) },
 		func() error {
 			// A write that changes the transaction, then fails: its change
 			// must not survive, and the batch is re-run without it.
-			return s.writes.do(ctx, func(tx *bolt.Tx) error {
+			return errOf(s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
 				if err := tx.Bucket(plantsBucket).Put([]byte("garbage!"), []byte("x")); err != nil {
-					return err
+					return 0, err
 				}
-				return boom
-			})
+				return 0, boom
+			}))
 		},
-		func() error { return s.Create(ctx, rose) },                              // identical: nil, though run twice
-		func() error { return s.Create(ctx, plant.Plant{ID: 7, Name: "tulip"}) }, // conflict, though run twice
-		func() error { return s.Delete(ctx, 8) },                                 // not found
-		func() error { return s.Create(ctx, plant.Plant{ID: 8, Name: "ivy"}) },   // created after the delete
+		func() error { return errOf(s.Create(ctx, rose)) },                              // identical: nil, though run twice
+		func() error { return errOf(s.Create(ctx, plant.Plant{ID: 7, Name: "tulip"})) }, // conflict, though run twice
+		func() error { return s.Delete(ctx, 8) },                                        // not found
+		func() error { return errOf(s.Create(ctx, plant.Plant{ID: 8, Name: "ivy"})) },   // created after the delete
 	)
 	want := []error{nil, boom, nil, plant.ErrConflict, plant.ErrNotFound, nil}
 	for i := range want {
@@ -153,7 +156,7 @@ func TestCanceledWaitStillCommits(t *testing.T) {
 	s := openInternal(t)
 	release := stall(t, s)
 	cctx, cancel := context.WithCancel(ctx)
-	done := async(func() error { return s.Create(cctx, plant.Plant{ID: 1, Name: "p"}) })
+	done := async(func() error { return errOf(s.Create(cctx, plant.Plant{ID: 1, Name: "p"})) })
 	waitQueued(s, 1)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -161,15 +164,15 @@ func TestCanceledWaitStillCommits(t *testing.T) {
 	}
 	release()
 	// The write was queued, so it commits; an identical retry settles it.
-	if err := s.Create(ctx, plant.Plant{ID: 1, Name: "p"}); err != nil {
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "p"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, plant.Plant{ID: 1, Name: "other"}); !errors.Is(err, plant.ErrConflict) {
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "other"}); !errors.Is(err, plant.ErrConflict) {
 		t.Fatalf("conflicting Create = %v, want ErrConflict", err)
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := s.Create(canceled, plant.Plant{ID: 2, Name: "p"}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Create(canceled, plant.Plant{ID: 2, Name: "p"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Create with a canceled context = %v", err)
 	}
 	if _, err := s.Get(ctx, 2); !errors.Is(err, plant.ErrNotFound) {
@@ -187,7 +190,7 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 	const n = 20
 	results := make([]<-chan error, n)
 	for i := range n {
-		results[i] = async(func() error { return s.Create(ctx, plant.Plant{ID: int64(i), Name: "p"}) })
+		results[i] = async(func() error { return errOf(s.Create(ctx, plant.Plant{ID: int64(i), Name: "p"})) })
 	}
 	waitQueued(s, n)
 	closed := async(s.Close)
@@ -200,7 +203,7 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 			t.Fatalf("write %d = %v", i, err)
 		}
 	}
-	if err := s.Create(ctx, plant.Plant{ID: 99, Name: "late"}); !errors.Is(err, batching.ErrClosed) {
+	if _, err := s.Create(ctx, plant.Plant{ID: 99, Name: "late"}); !errors.Is(err, batching.ErrClosed) {
 		t.Fatalf("Create after Close = %v, want batching.ErrClosed", err)
 	}
 	s, err = Open(dir)
@@ -229,15 +232,15 @@ func TestCommitsAreSynced(t *testing.T) {
 func TestRecreateIsAnsweredFromDiskOnlyWhenDurable(t *testing.T) {
 	s := openInternal(t)
 	fern := plant.Plant{ID: 7, Name: "fern", Tag: plant.StringPtr("green")}
-	if err := s.Create(ctx, fern); err != nil {
+	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatal(err)
 	}
 	_, commits := CommitStats(s)
 
-	if err := s.Create(ctx, fern); err != nil {
+	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatalf("identical re-create: %v", err)
 	}
-	if err := s.Create(ctx, plant.Plant{ID: 7, Name: "fern"}); !errors.Is(err, plant.ErrConflict) {
+	if _, err := s.Create(ctx, plant.Plant{ID: 7, Name: "fern"}); !errors.Is(err, plant.ErrConflict) {
 		t.Fatalf("different plant under the id: %v, want ErrConflict", err)
 	}
 	if _, after := CommitStats(s); after != commits {
@@ -245,7 +248,7 @@ func TestRecreateIsAnsweredFromDiskOnlyWhenDurable(t *testing.T) {
 	}
 
 	s.writes.durable.Add(-1) // the last commit's sync has not returned yet
-	if err := s.Create(ctx, fern); err != nil {
+	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatalf("identical re-create before its sync: %v", err)
 	}
 	if _, after := CommitStats(s); after != commits+1 {

@@ -47,7 +47,8 @@ func TestCreateRetryComparesContent(t *testing.T) {
 	putLongForm := func(db *bolt.DB) error {
 		return db.Update(func(tx *bolt.Tx) error {
 			key, _, index := encode(p)
-			return create(tx, key[:], []byte{valueTag, 0x81, 0x00, 'a', 'f', 'e', 'r', 'n'}, index)
+			_, err := create(tx, key[:], []byte{valueTag, 0x81, 0x00, 'a', 'f', 'e', 'r', 'n'}, index)
+			return err
 		})
 	}
 	for _, beforeOpen := range []bool{true, false} {
@@ -73,10 +74,10 @@ func TestCreateRetryComparesContent(t *testing.T) {
 		} else if err := putLongForm(s.db); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Create(ctx, p); err != nil {
+		if _, err := s.Create(ctx, p); err != nil {
 			t.Errorf("stored before Open %v: identical create = %v, want nil", beforeOpen, err)
 		}
-		if err := s.Create(ctx, other); !errors.Is(err, plant.ErrConflict) {
+		if _, err := s.Create(ctx, other); !errors.Is(err, plant.ErrConflict) {
 			t.Errorf("stored before Open %v: different create = %v, want a conflict", beforeOpen, err)
 		}
 		if err := errors.Join(s.Check(), s.Close()); err != nil {

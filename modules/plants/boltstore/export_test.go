@@ -18,7 +18,7 @@ func Load(s *Store, plants []plant.Plant) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		for _, p := range plants {
 			key, value, index := encode(p)
-			if err := create(tx, key[:], value, index); err != nil {
+			if _, err := create(tx, key[:], value, index); err != nil {
 				return err
 			}
 		}

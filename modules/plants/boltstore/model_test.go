@@ -39,8 +39,10 @@ func TestMatchesMemoryModel(t *testing.T) {
 		switch op := rng.IntN(20); {
 		case op < 8:
 			p := plant.Plant{ID: id(), Name: []string{"a", "b"}[rng.IntN(2)], Tag: tag()}
-			if got, want := s.Create(ctx, p), model.Create(ctx, p); !same(got, want) {
-				t.Fatalf("step %d: Create(%+v) = %v, model %v", step, p, got, want)
+			res, err := s.Create(ctx, p)
+			wantRes, wantErr := model.Create(ctx, p)
+			if res != wantRes || !same(err, wantErr) {
+				t.Fatalf("step %d: Create(%+v) = %v, %v; model %v, %v", step, p, res, err, wantRes, wantErr)
 			}
 		case op < 11:
 			i := id()

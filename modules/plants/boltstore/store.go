@@ -25,21 +25,44 @@ var (
 
 // Store is the bbolt plant.Store. It is safe for concurrent use.
 type Store struct {
-	db     *bolt.DB
-	writes *committer
+	db       *bolt.DB
+	writes   *committer
+	onCreate CreateHook // nil: a create writes the plant only
 }
+
+// CreateHook writes what goes with a newly created plant (an outbox entry
+// announcing it, say) in the transaction that stores it, so that both are
+// on disk or neither is. It runs only for a plant this transaction creates,
+// never for an identical re-create or a conflict. An error from it is a
+// failure of that create: the batch is re-run without it. Like every write
+// it may run more than once for one create (a batch re-run after another
+// write's failure) and must depend on the transaction's state only.
+type CreateHook func(tx *bolt.Tx, p plant.Plant) error
+
+// OnCreate sets the store's CreateHook. Call it before the first write
+// (before Start): the committer reads it without a lock.
+func (s *Store) OnCreate(h CreateHook) { s.onCreate = h }
 
 // Create implements plant.Store. It returns once the plant is on disk.
 //
 // A create of an id already on disk (a client's retry, most often) is
-// answered from a read: identical is success, different a conflict. It
+// answered from a read: identical is Unchanged, different a conflict. It
 // needs no commit, so retries cost neither an fsync nor a place in a batch.
-func (s *Store) Create(ctx context.Context, p plant.Plant) error {
+func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	key, value, index := encode(p)
 	if settled, err := s.settledOnDisk(key[:], value); settled {
-		return err
+		if err != nil {
+			return 0, err
+		}
+		return plant.Unchanged, nil
 	}
-	return s.writes.do(ctx, func(tx *bolt.Tx) error { return create(tx, key[:], value, index) })
+	return s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
+		res, err := create(tx, key[:], value, index)
+		if res == plant.Created && s.onCreate != nil && err == nil {
+			err = s.onCreate(tx, p)
+		}
+		return res, err
+	})
 }
 
 // settledOnDisk answers a create from what is on disk, when a plant is
@@ -74,43 +97,46 @@ func encode(p plant.Plant) (key [keyLen]byte, value, index []byte) {
 
 // create stores a plant under key with value and, when it has a tag, its
 // tag index key, unless an identical plant is stored already.
-func create(tx *bolt.Tx, key, value, index []byte) error {
+func create(tx *bolt.Tx, key, value, index []byte) (plant.CreateResult, error) {
 	plants := tx.Bucket(plantsBucket)
 	if old := plants.Get(key); old != nil {
 		if samePlant(old, value) {
-			return nil
+			return plant.Unchanged, nil
 		}
-		return plant.ErrConflict
+		return 0, plant.ErrConflict
 	}
 	if err := plants.Put(key, value); err != nil {
-		return err
+		return 0, err
 	}
 	if index != nil {
-		return tx.Bucket(tagsBucket).Put(index, []byte{})
+		if err := tx.Bucket(tagsBucket).Put(index, []byte{}); err != nil {
+			return 0, err
+		}
 	}
-	return nil
+	return plant.Created, nil
 }
 
 // Delete implements plant.Store. It returns once the deletion is on disk.
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	key := plantKey(id)
-	return s.writes.do(ctx, func(tx *bolt.Tx) error {
+	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
 		plants := tx.Bucket(plantsBucket)
 		old := plants.Get(key[:])
 		if old == nil {
-			return plant.ErrNotFound
+			return 0, plant.ErrNotFound
 		}
 		p, err := decodePlant(key[:], old)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if p.Tag != nil {
 			if err := tx.Bucket(tagsBucket).Delete(indexKey(tagDigest(*p.Tag), id)); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		return plants.Delete(key[:])
+		return 0, plants.Delete(key[:])
 	})
+	return err
 }
 
 // Get implements plant.Store.

@@ -82,7 +82,7 @@ func TestSecondOpenFailsWhileLocked(t *testing.T) {
 		t.Fatalf("second Open = %v, want %q", err, want)
 	}
 	// The first store is unaffected.
-	if err := s.Create(ctx, plant.Plant{ID: 1, Name: "p"}); err != nil {
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "p"}); err != nil {
 		t.Fatalf("Create on the first store = %v", err)
 	}
 }

@@ -18,7 +18,7 @@ func BenchmarkCreate(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			id := next.Add(1)
-			if err := s.Create(context.Background(), plant.Plant{ID: id, Name: "plant", Tag: tag}); err != nil {
+			if _, err := s.Create(context.Background(), plant.Plant{ID: id, Name: "plant", Tag: tag}); err != nil {
 				b.Error(err)
 				return
 			}

@@ -39,7 +39,7 @@ func TestCompactionKeepsEveryPlant(t *testing.T) {
 		if _, ok := model[id]; ok {
 			p = model[id] // an identical create, so that it succeeds
 		}
-		if err := s.Create(ctx, p); err != nil {
+		if _, err := s.Create(ctx, p); err != nil {
 			t.Fatalf("create %d: %v", id, err)
 		}
 		model[id] = p

@@ -39,26 +39,26 @@ func New() *Store {
 }
 
 // Create implements plant.Store.
-func (s *Store) Create(_ context.Context, p plant.Plant) error {
+func (s *Store) Create(_ context.Context, p plant.Plant) (plant.CreateResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.records.Get(record{id: p.ID}); ok {
 		if s.holds(old, p) {
-			return nil
+			return plant.Unchanged, nil
 		}
-		return plant.ErrConflict
+		return 0, plant.ErrConflict
 	}
 	tag := ""
 	if p.Tag != nil {
 		tag = *p.Tag
 	}
 	if len(p.Name)+len(tag) > maxTextLen { // far beyond any request body the API reads
-		return fmt.Errorf("memstore: plant %d: name and tag of %d bytes exceed %d", p.ID, len(p.Name)+len(tag), maxTextLen)
+		return 0, fmt.Errorf("memstore: plant %d: name and tag of %d bytes exceed %d", p.ID, len(p.Name)+len(tag), maxTextLen)
 	}
 	rec := record{id: p.ID, nameLen: uint32(len(p.Name)), hasTag: p.Tag != nil} //nolint:gosec // G115: at most maxTextLen
 	rec.text = s.texts.add(p.Name, tag)
 	s.records.ReplaceOrInsert(rec)
-	return nil
+	return plant.Created, nil
 }
 
 // holds reports whether rec stores exactly p's name and tag.

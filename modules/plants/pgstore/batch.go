@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/plantstore/plantstore/internal/batching"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -34,18 +36,27 @@ const maxBatchRows = 256
 // other connections of the pool serve reads, deletes and readiness.
 func createLanes(maxConns int) int { return min(2, maxConns) }
 
-// batchSQL is createSQL for many rows. RETURNING names the ids stored or
-// found identical; an id it leaves out met a different plant: a conflict.
-const batchSQL = `INSERT INTO plants (id, name, tag)
+// batchSQL is createSQL for many rows. RETURNING names the ids it stored;
+// the others were taken, and storedSQL reads what is stored under them to
+// tell an identical plant (Unchanged) from a different one (a conflict).
+const (
+	batchSQL = `INSERT INTO plants (id, name, tag)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
-WHERE plants.name = EXCLUDED.name AND plants.tag IS NOT DISTINCT FROM EXCLUDED.tag
+ON CONFLICT (id) DO NOTHING
 RETURNING id`
+	storedSQL = `SELECT id, name, tag FROM plants WHERE id = ANY($1)`
+)
 
 type pendingCreate struct {
 	ctx  context.Context
 	p    plant.Plant
-	done chan error // buffered: a lane never blocks on a caller
+	done chan createOutcome // buffered: a lane never blocks on a caller
+}
+
+// createOutcome is what a create's caller is told.
+type createOutcome struct {
+	result plant.CreateResult
+	err    error
 }
 
 type batcher struct {
@@ -65,13 +76,23 @@ func newBatcher(s *Store, lanes int) *batcher {
 // create queues p and returns its outcome once its statement has run.
 // When ctx ends first it returns ctx.Err(), and the plant may or may not be
 // stored; an identical retry settles it.
-func (b *batcher) create(ctx context.Context, p plant.Plant) error {
+func (b *batcher) create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	b.start() // a no-op once started
-	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan error, 1)}
+	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan createOutcome, 1)}
 	if err := b.queue.Send(ctx, pc); err != nil {
-		return err
+		return 0, err
 	}
-	return batching.Await(ctx, pc.done)
+	select {
+	case o := <-pc.done:
+		return o.result, o.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// answer tells pc's caller the outcome of its create.
+func (pc *pendingCreate) answer(result plant.CreateResult, err error) {
+	pc.done <- createOutcome{result, err}
 }
 
 // close runs the creates already queued, then stops the lanes.
@@ -133,7 +154,7 @@ func (b *batcher) fill(batch, held []*pendingCreate) (_, rest []*pendingCreate) 
 func (b *batcher) run(batch []*pendingCreate) {
 	if len(batch) == 1 { // alone: the single-row statement, in the caller's context
 		pc := batch[0]
-		pc.done <- b.s.createOne(pc.ctx, pc.p)
+		pc.answer(b.s.createOne(pc.ctx, pc.p))
 		return
 	}
 	b.statements.Add(1)
@@ -141,47 +162,106 @@ func (b *batcher) run(batch []*pendingCreate) {
 	// two statements sharing ids (two lanes, two replicas) wait for each
 	// other instead of deadlocking.
 	slices.SortStableFunc(batch, func(a, b *pendingCreate) int { return cmp.Compare(a.p.ID, b.p.ID) })
+	// The statement serves every caller, so no caller's cancellation may
+	// stop it; the first caller's context lends it its trace.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), b.s.callTimeout)
+	defer cancel()
+	created, err := b.s.insertBatch(ctx, batch)
+	if err != nil && !unavailable(err) {
+		// The statement failed whole, for a reason in its rows (or its
+		// hook's): run each create alone, so that only the one at fault
+		// fails.
+		for _, pc := range batch {
+			pc.answer(b.s.createOne(pc.ctx, pc.p))
+		}
+		return
+	}
+	var stored map[int64]plant.Plant
+	if err == nil && len(created) < len(batch) {
+		stored, err = b.s.readStored(ctx, batch, created)
+	}
+	for _, pc := range batch {
+		if err != nil {
+			pc.answer(0, failed("create", err))
+			continue
+		}
+		if _, ok := created[pc.p.ID]; ok {
+			pc.answer(plant.Created, nil)
+			continue
+		}
+		switch old, ok := stored[pc.p.ID]; {
+		case !ok: // deleted since the insert: the id is free again
+			pc.answer(b.s.createOne(pc.ctx, pc.p))
+		case old.Equal(pc.p):
+			pc.answer(plant.Unchanged, nil)
+		default:
+			pc.answer(0, plant.ErrConflict)
+		}
+	}
+}
+
+// insertBatch inserts the batch's plants whose id is free, in one
+// statement, and returns their ids. With a CreateHook, the statement and
+// the hook share a transaction.
+func (s *Store) insertBatch(ctx context.Context, batch []*pendingCreate) (map[int64]struct{}, error) {
 	ids := make([]int64, len(batch))
 	names := make([]string, len(batch))
 	tags := make([]*string, len(batch))
 	for i, pc := range batch {
 		ids[i], names[i], tags[i] = pc.p.ID, pc.p.Name, pc.p.Tag
 	}
-	// The statement serves every caller, so no caller's cancellation may
-	// stop it; the first caller's context lends it its trace.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), b.s.callTimeout)
-	defer cancel()
-	rows, err := b.s.pool.Query(ctx, batchSQL, ids, names, tags)
-	stored := make(map[int64]struct{}, len(batch))
-	if err == nil {
+	created := make(map[int64]struct{}, len(batch))
+	insert := func(q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	}) error {
+		rows, err := q.Query(ctx, batchSQL, ids, names, tags)
+		if err != nil {
+			return err
+		}
 		var id int64
-		for rows.Next() {
-			if err = rows.Scan(&id); err != nil {
-				break
-			}
-			stored[id] = struct{}{}
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
+		_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+			created[id] = struct{}{}
+			return nil
+		})
+		return err
 	}
-	if err != nil && !unavailable(err) {
-		// The statement failed whole, for a reason in its rows: run each
-		// create alone, so that only the one at fault fails.
+	if s.onCreate == nil {
+		return created, insert(s.pool)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := insert(tx); err != nil {
+			return err
+		}
+		plants := make([]plant.Plant, 0, len(created))
 		for _, pc := range batch {
-			pc.done <- b.s.createOne(pc.ctx, pc.p)
+			if _, ok := created[pc.p.ID]; ok {
+				plants = append(plants, pc.p)
+			}
 		}
-		return
-	}
+		return s.onCreate(ctx, tx, plants)
+	})
+	return created, err
+}
+
+// readStored reads the plants stored under the batch's ids it did not
+// create.
+func (s *Store) readStored(ctx context.Context, batch []*pendingCreate, created map[int64]struct{}) (map[int64]plant.Plant, error) {
+	taken := make([]int64, 0, len(batch)-len(created))
 	for _, pc := range batch {
-		switch _, ok := stored[pc.p.ID]; {
-		case err != nil:
-			pc.done <- failed("create", err)
-		case ok:
-			pc.done <- nil
-		default:
-			pc.done <- plant.ErrConflict
+		if _, ok := created[pc.p.ID]; !ok {
+			taken = append(taken, pc.p.ID)
 		}
 	}
+	rows, err := s.pool.Query(ctx, storedSQL, taken)
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[int64]plant.Plant, len(taken))
+	var p plant.Plant
+	_, err = pgx.ForEachRow(rows, []any{&p.ID, &p.Name, &p.Tag}, func() error {
+		stored[p.ID] = p
+		p.Tag = nil // the next row's tag gets a pointer of its own
+		return nil
+	})
+	return stored, err
 }

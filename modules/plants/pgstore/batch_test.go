@@ -104,7 +104,10 @@ func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Pl
 	}
 	outcome := func(p plant.Plant) <-chan error {
 		ch := make(chan error, 1)
-		go func() { ch <- s.Create(ctx, p) }()
+		go func() {
+			_, err := s.Create(ctx, p)
+			ch <- err
+		}()
 		return ch
 	}
 	lanes := []<-chan error{outcome(plant.Plant{ID: 1, Name: "one"}), outcome(plant.Plant{ID: 2, Name: "two"})}
@@ -174,7 +177,7 @@ func TestReplicasCreatingTheSameIDsDoNotDeadlock(t *testing.T) {
 						if (r+c+round)%2 == 1 { // half the clients walk the ids backwards
 							id = ids - 1 - i
 						}
-						if err := s.Create(ctx, plant.Plant{ID: id + int64(round)*ids, Name: "same"}); err != nil {
+						if _, err := s.Create(ctx, plant.Plant{ID: id + int64(round)*ids, Name: "same"}); err != nil {
 							errs <- err
 						}
 					}

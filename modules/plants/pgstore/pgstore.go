@@ -66,7 +66,22 @@ type Store struct {
 	// cannot, such as a network that drops packets.
 	callTimeout time.Duration
 	creates     *batcher
+	onCreate    CreateHook // nil: a create inserts the plant only
 }
+
+// CreateHook writes what goes with newly created plants (an outbox entry
+// announcing each, say) in the transaction that inserts them, so that both
+// commit or neither does. created holds the plants the statement inserted,
+// never an identical re-create or a conflict; a batch passes its plants in
+// one call, so the hook can write them in one statement too. An error from
+// it fails the statement: its creates are then run one by one, so that
+// only the one at fault fails. Without a hook a create is a statement in a
+// transaction of its own; with one, BEGIN and COMMIT add a round trip.
+type CreateHook func(ctx context.Context, tx pgx.Tx, created []plant.Plant) error
+
+// OnCreate sets the store's CreateHook. Call it before the first create
+// (before Start): the create lanes read it without a lock.
+func (s *Store) OnCreate(h CreateHook) { s.onCreate = h }
 
 // New returns a store on a connection pool. It does not connect: the pool
 // opens connections on demand, and Migrate is the first to need one.
@@ -128,17 +143,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // The statements, one round trip each. pgx prepares each one once per
 // connection and then only binds and executes it.
 const (
-	// createSQL inserts the plant, or finds the stored one under its id
-	// identical and then rewrites it unchanged, or finds it different and
-	// does nothing: one row affected means "stored", none means "conflict".
-	// ON CONFLICT DO UPDATE, unlike DO NOTHING followed by a read, locks and
-	// compares the latest committed version of the row, so a create racing
-	// another create of its id needs no second look. The price is that an
-	// identical retry writes a new version of the row (a HOT update, with
-	// the same content).
+	// createSQL inserts the plant, or does nothing when its id is taken:
+	// one row affected means Created. For none, a read of the stored plant
+	// tells Unchanged from a conflict (see createOne). DO NOTHING waits for
+	// a racing uncommitted insert of the id to end, so the read, a new
+	// statement, sees the winner. A retry, identical or not, writes nothing
+	// (DO UPDATE would write a new version of the row for an identical one,
+	// and could not say which it was without the undocumented xmax).
 	createSQL = `INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
-ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
-WHERE plants.name = EXCLUDED.name AND plants.tag IS NOT DISTINCT FROM EXCLUDED.tag`
+ON CONFLICT (id) DO NOTHING`
 
 	getSQL    = `SELECT name, tag FROM plants WHERE id = $1`
 	deleteSQL = `DELETE FROM plants WHERE id = $1`
@@ -158,25 +171,56 @@ WHERE plants.name = EXCLUDED.name AND plants.tag IS NOT DISTINCT FROM EXCLUDED.t
 	listTagSQL = `SELECT id, name, tag FROM plants WHERE (md5(tag), id) >= (md5($2), $3) AND md5(tag) <= md5($2) AND tag = $2 ORDER BY md5(tag), id LIMIT $1`
 )
 
-// Create implements plant.Store: nil once the plant is committed, or if an
-// identical plant was there; plant.ErrConflict if a different one was.
-// Concurrent creates share a statement (see batch.go).
-func (s *Store) Create(ctx context.Context, p plant.Plant) error {
+// Create implements plant.Store: Created once the plant is committed,
+// Unchanged if an identical plant was there, plant.ErrConflict if a
+// different one was. Concurrent creates share a statement (see batch.go).
+func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	return s.creates.create(ctx, p)
 }
 
-// createOne is Create in a statement of its own.
-func (s *Store) createOne(ctx context.Context, p plant.Plant) error {
+// createOne is Create in a statement of its own: an insert, and for an id
+// already taken a read that says which answer it is. A plant deleted
+// between the two leaves its id free again, so the insert is tried anew.
+func (s *Store) createOne(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
-	if err != nil {
-		return failed("create", err)
+	for {
+		inserted, err := s.insertOne(ctx, p)
+		if err != nil {
+			return 0, failed("create", err)
+		}
+		if inserted {
+			return plant.Created, nil
+		}
+		stored, err := s.Get(ctx, p.ID)
+		switch {
+		case errors.Is(err, plant.ErrNotFound):
+			continue // deleted since the insert: the id is free again
+		case err != nil:
+			return 0, err
+		case stored.Equal(p):
+			return plant.Unchanged, nil
+		}
+		return 0, plant.ErrConflict
 	}
-	if tag.RowsAffected() == 0 {
-		return plant.ErrConflict
+}
+
+// insertOne inserts p unless its id is taken, and reports whether it did.
+// With a CreateHook, the insert and the hook share a transaction.
+func (s *Store) insertOne(ctx context.Context, p plant.Plant) (inserted bool, err error) {
+	if s.onCreate == nil {
+		tag, err := s.pool.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
+		return err == nil && tag.RowsAffected() == 1, err
 	}
-	return nil
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		inserted = true
+		return s.onCreate(ctx, tx, []plant.Plant{p})
+	})
+	return inserted && err == nil, err
 }
 
 // Get implements plant.Store.

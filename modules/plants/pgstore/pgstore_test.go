@@ -125,7 +125,7 @@ func assertUnavailable(t *testing.T, s *Store) {
 	after := int64(1)
 	calls := map[string]func() error{
 		"Ping":   func() error { return s.Ping(ctx) },
-		"Create": func() error { return s.Create(ctx, plant.Plant{ID: 1, Name: "n"}) },
+		"Create": func() error { _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "n"}); return err },
 		"Get":    func() error { _, err := s.Get(ctx, 1); return err },
 		"List":   func() error { _, err := s.List(ctx, plant.ListQuery{Limit: 10}); return err },
 		"ListTagAfter": func() error {
@@ -219,7 +219,7 @@ func TestStatementTimeoutIsUnavailable(t *testing.T) {
 	if _, err := tx.Exec(ctx, "INSERT INTO plants (id, name) VALUES (1, 'held')"); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Create(ctx, plant.Plant{ID: 1, Name: "waiting"})
+	_, err = s.Create(ctx, plant.Plant{ID: 1, Name: "waiting"})
 	if !errors.Is(err, plant.ErrUnavailable) {
 		t.Fatalf("Create behind an uncommitted insert = %v, want ErrUnavailable", err)
 	}
@@ -227,7 +227,7 @@ func TestStatementTimeoutIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The connection survived the cancelled statement.
-	if err := s.Create(ctx, plant.Plant{ID: 1, Name: "now"}); err != nil {
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "now"}); err != nil {
 		t.Fatalf("Create after the rollback = %v", err)
 	}
 }
@@ -236,7 +236,7 @@ func TestStatementTimeoutIsUnavailable(t *testing.T) {
 // (here, text PostgreSQL cannot store) is not "retry later".
 func TestStatementErrorIsNotUnavailable(t *testing.T) {
 	s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
-	err := s.Create(ctx, plant.Plant{ID: 1, Name: "nul \x00 byte"})
+	_, err := s.Create(ctx, plant.Plant{ID: 1, Name: "nul \x00 byte"})
 	if err == nil || errors.Is(err, plant.ErrUnavailable) || errors.Is(err, plant.ErrConflict) {
 		t.Fatalf("Create with a NUL byte = %v, want a plain error", err)
 	}
@@ -249,7 +249,7 @@ func TestRecoversWhenTheServerReturns(t *testing.T) {
 	c := pgtest.NewCluster(t)
 	s := openStore(t, Config{URL: c.NewDatabase(t), ConnectTimeout: time.Second})
 	want := plant.Plant{ID: 1, Name: "before", Tag: plant.StringPtr("t")}
-	if err := s.Create(ctx, want); err != nil {
+	if _, err := s.Create(ctx, want); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Stop(); err != nil {
@@ -278,7 +278,7 @@ func TestRecoversWhenTheServerReturns(t *testing.T) {
 	if err != nil || !got.Equal(want) {
 		t.Fatalf("Get after restart = %+v, %v", got, err)
 	}
-	if err := s.Create(ctx, plant.Plant{ID: 2, Name: "after"}); err != nil {
+	if _, err := s.Create(ctx, plant.Plant{ID: 2, Name: "after"}); err != nil {
 		t.Fatalf("Create after restart = %v", err)
 	}
 }

@@ -6,14 +6,16 @@ import (
 )
 
 // Store keeps plants. Implementations are safe for concurrent use and honour
-// the context's deadline. A Create that returns nil means the plant is stored
-// as durably as the backend promises (on disk for bolt, committed for
-// postgres).
+// the context's deadline. A Create that returns a nil error means the plant
+// is stored as durably as the backend promises (on disk for bolt, committed
+// for postgres).
 type Store interface {
-	// Create stores p. Storing a plant identical to the one already stored
-	// under p.ID succeeds (a retried create is not an error); a different
-	// plant under the same id fails with ErrConflict.
-	Create(ctx context.Context, p Plant) error
+	// Create stores p and says what it did: Created when this call stored
+	// it, Unchanged when an identical plant was stored already (a retried
+	// create is not an error, and writes nothing). A different plant under
+	// the same id fails with ErrConflict. Among concurrent identical
+	// creates of one new id, exactly one is Created.
+	Create(ctx context.Context, p Plant) (CreateResult, error)
 	// Get returns the plant stored under id, or ErrNotFound.
 	Get(ctx context.Context, id int64) (Plant, error)
 	// List returns at most q.Limit plants in ascending id order, starting
@@ -36,10 +38,11 @@ type ListQuery struct {
 }
 
 var (
-	// ErrConflict means the id is already stored with a different name or tag.
-	ErrConflict = errors.New("plant: id already stored with different content")
-	// ErrNotFound means no plant is stored under the id.
-	ErrNotFound = errors.New("plant: not found")
+	// ErrConflict means the id is already stored with a different name or
+	// tag. It is an answer (see AnswerOf).
+	ErrConflict error = &answer{name: "conflict", text: "plant: id already stored with different content"}
+	// ErrNotFound means no plant is stored under the id. It is an answer.
+	ErrNotFound error = &answer{name: "not_found", text: "plant: not found"}
 	// ErrUnavailable wraps failures where the backend cannot be reached; the
 	// request may succeed if retried later.
 	ErrUnavailable = errors.New("plant: store unavailable")

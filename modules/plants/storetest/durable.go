@@ -64,8 +64,10 @@ func testReopenReadsBack(t *testing.T, open func(*testing.T) plant.Store) {
 	assertList(t, s, plant.ListQuery{Limit: 10}, ids(plants))
 	assertList(t, s, plant.ListQuery{Tag: plant.StringPtr("x"), Limit: 10}, []int64{-1, 1})
 	assertList(t, s, plant.ListQuery{Tag: plant.StringPtr(""), Limit: 10}, []int64{math.MinInt64})
-	mustCreate(t, s, plants[1]) // identical: still succeeds
-	if err := s.Create(ctx, plant.Plant{ID: 1, Name: "other"}); !errors.Is(err, plant.ErrConflict) {
+	if res := mustCreate(t, s, plants[1]); res != plant.Unchanged { // identical: still succeeds, and writes nothing
+		t.Fatalf("identical Create after reopen = %v, want unchanged", res)
+	}
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "other"}); !errors.Is(err, plant.ErrConflict) {
 		t.Fatalf("conflicting Create after reopen = %v, want ErrConflict", err)
 	}
 }
@@ -83,7 +85,7 @@ func testConcurrentCreatesSurviveReopen(t *testing.T, open func(*testing.T) plan
 				if id%3 == 0 {
 					p.Tag = plant.StringPtr("third")
 				}
-				if err := s.Create(ctx, p); err != nil {
+				if _, err := s.Create(ctx, p); err != nil {
 					errs <- err
 				}
 			}
@@ -124,7 +126,7 @@ func testUseAfterClose(t *testing.T, open func(*testing.T) plant.Store) {
 	s := open(t)
 	mustCreate(t, s, plant.Plant{ID: 1, Name: "p"})
 	mustClose(t, s)
-	if err := s.Create(ctx, plant.Plant{ID: 2, Name: "p"}); err == nil {
+	if _, err := s.Create(ctx, plant.Plant{ID: 2, Name: "p"}); err == nil {
 		t.Error("Create after Close = nil, want an error")
 	}
 	if err := s.Delete(ctx, 1); err == nil {

@@ -27,7 +27,7 @@ func testConcurrentConflictingCreates(t *testing.T, s plant.Store) {
 				if i%2 == 1 { // tagged and untagged contenders, and the index with them
 					p.Tag = plant.StringPtr(contenderTag(round, i))
 				}
-				errs[i] = s.Create(ctx, p)
+				_, errs[i] = s.Create(ctx, p)
 			})
 		}
 		wg.Wait()
@@ -72,7 +72,7 @@ func testConcurrentCreateAndDelete(t *testing.T, s plant.Store) {
 		wg.Go(func() {
 			for i := range each {
 				id := int64(w*each + i)
-				if err := s.Create(ctx, plant.Plant{ID: id, Name: "p", Tag: &tag}); err != nil {
+				if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "p", Tag: &tag}); err != nil {
 					errs <- err
 				}
 				if id%2 == 0 {
@@ -125,14 +125,14 @@ func testLargeNameAndTag(t *testing.T, s plant.Store) {
 	longer := tag + "t"
 	p := plant.Plant{ID: 3, Name: name, Tag: &tag}
 	for range 2 { // the second is an identical retry
-		if err := s.Create(ctx, p); err != nil {
+		if _, err := s.Create(ctx, p); err != nil {
 			t.Fatalf("Create with a %d-byte name and a %d-byte tag = %v", len(name), len(tag), err)
 		}
 	}
-	if err := s.Create(ctx, plant.Plant{ID: 3, Name: name, Tag: &longer}); !errors.Is(err, plant.ErrConflict) {
+	if _, err := s.Create(ctx, plant.Plant{ID: 3, Name: name, Tag: &longer}); !errors.Is(err, plant.ErrConflict) {
 		t.Fatalf("Create with a tag one byte longer = %v, want ErrConflict", err)
 	}
-	if err := s.Create(ctx, plant.Plant{ID: 4, Name: "other", Tag: &longer}); err != nil {
+	if _, err := s.Create(ctx, plant.Plant{ID: 4, Name: "other", Tag: &longer}); err != nil {
 		t.Fatalf("Create of another plant with the longer tag = %v", err)
 	}
 	got, err := s.Get(ctx, 3)

@@ -24,6 +24,9 @@ func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
 		{"CreateThenGet", testCreateThenGet},
 		{"IdenticalCreateSucceeds", testIdenticalCreate},
 		{"ConflictingCreate", testConflictingCreate},
+		{"CreateResults", testCreateResults},
+		{"CreateResultAfterDelete", testCreateResultAfterDelete},
+		{"ConcurrentIdenticalCreatesCreateOnce", testConcurrentIdenticalCreatesCreateOnce},
 		{"GetMissing", testGetMissing},
 		{"ListOrderAndPaging", testListOrderAndPaging},
 		{"ListTagFilter", testListTagFilter},
@@ -48,11 +51,14 @@ func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
 
 var ctx = context.Background()
 
-func mustCreate(t *testing.T, s plant.Store, p plant.Plant) {
+// mustCreate creates p, newly or identically, and returns what it did.
+func mustCreate(t *testing.T, s plant.Store, p plant.Plant) plant.CreateResult {
 	t.Helper()
-	if err := s.Create(ctx, p); err != nil {
+	res, err := s.Create(ctx, p)
+	if err != nil {
 		t.Fatalf("Create(%+v) = %v", p, err)
 	}
+	return res
 }
 
 func assertGet(t *testing.T, s plant.Store, want plant.Plant) {
@@ -111,8 +117,8 @@ func testConflictingCreate(t *testing.T, s plant.Store) {
 		{ID: 7, Name: "rose"},
 		{ID: 7, Name: "rose", Tag: plant.StringPtr("")},
 	} {
-		if err := s.Create(ctx, other); !errors.Is(err, plant.ErrConflict) {
-			t.Errorf("Create(%s) over %s = %v, want ErrConflict", show(other), show(p), err)
+		if res, err := s.Create(ctx, other); !errors.Is(err, plant.ErrConflict) || res != 0 {
+			t.Errorf("Create(%s) over %s = %v, %v; want none, ErrConflict", show(other), show(p), res, err)
 		}
 	}
 	assertGet(t, s, p) // the original is untouched
@@ -273,7 +279,7 @@ func testConcurrentCreates(t *testing.T, s plant.Store) {
 		wg.Go(func() {
 			for i := range each {
 				id := int64(w*each + i)
-				if err := s.Create(ctx, plant.Plant{ID: id, Name: "p" + itoa(id)}); err != nil {
+				if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "p" + itoa(id)}); err != nil {
 					errs <- err
 				}
 			}
@@ -310,10 +316,13 @@ func testConcurrentCreatesOfOneID(t *testing.T, s plant.Store) {
 		won := make(chan plant.Plant, workers)
 		var wg sync.WaitGroup
 		for w := range workers {
-			wg.Go(func() { results <- s.Create(ctx, same) })
+			wg.Go(func() {
+				_, err := s.Create(ctx, same)
+				results <- err
+			})
 			wg.Go(func() {
 				p := plant.Plant{ID: differentID, Name: "worker " + itoa(int64(w))}
-				err := s.Create(ctx, p)
+				_, err := s.Create(ctx, p)
 				if err == nil {
 					won <- p
 				} else if !errors.Is(err, plant.ErrConflict) {
