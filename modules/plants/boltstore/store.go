@@ -58,11 +58,23 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, 
 	}
 	return s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
 		res, err := create(tx, key[:], value, index)
-		if res == plant.Created && s.onCreate != nil && err == nil {
-			err = s.onCreate(tx, p)
+		if res == plant.Created && s.onCreate != nil {
+			err = s.runCreateHook(tx, key[:], value)
 		}
 		return res, err
 	})
+}
+
+// runCreateHook calls the CreateHook with the plant just stored, decoded
+// from its value rather than captured from Create's argument, so that
+// without a hook the argument does not escape and a create allocates what
+// it did before the hook existed.
+func (s *Store) runCreateHook(tx *bolt.Tx, key, value []byte) error {
+	p, err := decodePlant(key, value)
+	if err != nil {
+		return err
+	}
+	return s.onCreate(tx, p)
 }
 
 // settledOnDisk answers a create from what is on disk, when a plant is
