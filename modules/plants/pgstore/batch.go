@@ -181,12 +181,12 @@ func (b *batcher) run(batch []*pendingCreate) {
 		stored, err = b.s.readStored(ctx, batch, created)
 	}
 	for _, pc := range batch {
-		if err != nil {
-			pc.answer(0, failed("create", err))
+		if _, ok := created[pc.p.ID]; ok { // committed, even if the read failed
+			pc.answer(plant.Created, nil)
 			continue
 		}
-		if _, ok := created[pc.p.ID]; ok {
-			pc.answer(plant.Created, nil)
+		if err != nil {
+			pc.answer(0, failed("create", err))
 			continue
 		}
 		switch old, ok := stored[pc.p.ID]; {

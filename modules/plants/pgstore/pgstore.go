@@ -4,7 +4,8 @@
 // It keeps plants in one table, plants(id bigint primary key, name text not
 // null, tag text), created by migrations embedded in the binary and applied
 // at start under an advisory lock (see Migrate). Every call is one round trip
-// on a pgx connection pool (concurrent creates share theirs: see batch.go),
+// on a pgx connection pool (concurrent creates share theirs: see batch.go;
+// a create whose id is taken adds a read to tell a retry from a conflict),
 // bounded by the statement timeout on the server
 // and by a deadline on the client, so a database that stops answering costs
 // a request seconds, not forever. Failures to reach the database are
