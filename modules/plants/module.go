@@ -41,8 +41,14 @@ const (
 )
 
 // Module provides the configured store and contributes the API routes and
-// the store's readiness check.
+// the store's readiness check. Inside the module the plant.Store is the
+// instrumented one (fx.Decorate), so the handlers and the readiness check
+// are timed and traced; the concrete store's other faces are provided as
+// they are (see Stores).
 var Module = fx.Module("plants",
+	fx.Decorate(func(cfg Config, store plant.Store, metrics *StoreMetrics, tp trace.TracerProvider) plant.Store {
+		return metrics.Instrument(store, cfg.Store, tp)
+	}),
 	fx.Provide(
 		NewStoreMetrics,
 		OpenStore,
@@ -56,40 +62,54 @@ var Module = fx.Module("plants",
 	),
 )
 
-// OpenStore opens the store cfg names, instrumented (metrics, child spans).
-// The constructors only build; the store's goroutines start in its OnStart
-// hook (after postgres's migrations), and it closes when the app stops,
-// after the listeners have drained.
-func OpenStore(cfg Config, lc fx.Lifecycle, metrics *StoreMetrics, tp trace.TracerProvider) (plant.Store, error) {
-	var store plant.Store
+// Stores is what OpenStore provides: the plant.Store every consumer uses,
+// and the chosen store's concrete type for what only that store can do (a
+// CreateHook that writes in the creating transaction, for the webhook
+// outbox). Exactly one of Bolt and Postgres is set when that store is
+// chosen; the other is nil, as both are with the memory store.
+type Stores struct {
+	fx.Out
+
+	Store    plant.Store
+	Bolt     *boltstore.Store
+	Postgres *pgstore.Store
+}
+
+// OpenStore opens the store cfg names. The constructors only build; the
+// store's goroutines start in its OnStart hook (after postgres's
+// migrations), and it closes when the app stops, after the listeners have
+// drained. The module instruments the plant.Store (metrics, child spans).
+func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, error) {
+	var out Stores
 	switch cfg.Store {
 	case StoreMemory:
-		store = memstore.New()
+		out.Store = memstore.New()
 	case StoreBolt:
 		s, err := boltstore.Open(cfg.Bolt.DataDir)
 		if err != nil {
-			return nil, err
+			return Stores{}, err
 		}
 		lc.Append(fx.StartHook(s.Start)) // the group committer's goroutine
-		store = s
+		out.Store, out.Bolt = s, s
 	case StorePostgres:
 		pgCfg := cfg.Postgres
 		pgCfg.Tracer = postgresTracer(tp)
 		pg, err := pgstore.New(pgCfg)
 		if err != nil {
-			return nil, err
+			return Stores{}, err
 		}
 		// Migrating is the first contact with the database: an unreachable
 		// one fails the start (exit 2) once the connect timeout has passed,
 		// and the orchestrator restarts the process.
 		lc.Append(fx.StartHook(pg.Migrate))
 		lc.Append(fx.StartHook(pg.Start)) // the create lanes
-		store = pg
+		out.Store, out.Postgres = pg, pg
 	default:
-		return nil, fmt.Errorf("store %q is not available in this build", cfg.Store)
+		return Stores{}, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}
+	store := out.Store
 	lc.Append(fx.StopHook(func(context.Context) error { return store.Close() }))
-	return metrics.Instrument(store, cfg.Store, tp), nil
+	return out, nil
 }
 
 // postgresTracer makes each PostgreSQL statement a span under the store

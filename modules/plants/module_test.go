@@ -1,0 +1,119 @@
+package plants
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/plants/memstore"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// moduleView is the plants module run alone, with what the other modules
+// would provide, and hands back what a later module (webhooks) would see.
+type moduleView struct {
+	fx.In
+
+	Store    plant.Store
+	Bolt     *boltstore.Store
+	Postgres *pgstore.Store
+	Routes   []httpserver.Route `group:"api_routes"`
+}
+
+func startModule(t *testing.T, cfg Config) (moduleView, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	var view moduleView
+	app := fx.New(
+		fx.Supply(cfg, zap.NewNop(), fx.Annotate(reg, fx.As(new(prometheus.Registerer)))),
+		fx.Provide(func() trace.TracerProvider { return tracenoop.NewTracerProvider() }),
+		Module,
+		fx.Populate(&view),
+		fx.NopLogger,
+	)
+	if err := app.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Stop(context.Background()) })
+	return view, reg
+}
+
+// The concrete store's faces reach other modules as they are, and only the
+// chosen store's is set.
+func TestModuleProvidesTheChosenStoresFace(t *testing.T) {
+	bolt, _ := startModule(t, Config{Store: StoreBolt, Bolt: boltstore.Config{DataDir: t.TempDir()}, MaxBodyBytes: DefaultMaxBodyBytes})
+	if bolt.Bolt == nil || bolt.Postgres != nil {
+		t.Fatalf("bolt: Bolt %v, Postgres %v; want the bolt store and nil", bolt.Bolt, bolt.Postgres)
+	}
+	if plant.Store(bolt.Bolt) != bolt.Store {
+		t.Fatal("bolt: the plant.Store seen outside the module is not the bolt store itself")
+	}
+	mem, _ := startModule(t, Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes})
+	if mem.Bolt != nil || mem.Postgres != nil {
+		t.Fatalf("memory: Bolt %v, Postgres %v; want both nil", mem.Bolt, mem.Postgres)
+	}
+	if _, ok := mem.Store.(*memstore.Store); !ok {
+		t.Fatalf("memory: plant.Store outside the module is %T, want *memstore.Store", mem.Store)
+	}
+}
+
+// Inside the module the store is instrumented: a create through the route
+// is timed under the store's name.
+func TestModuleInstrumentsTheHandlersStore(t *testing.T) {
+	view, reg := startModule(t, Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes})
+	var create http.Handler
+	for _, rt := range view.Routes {
+		if rt.Method == http.MethodPost && rt.Path == "/plants" {
+			create = rt.Handler
+		}
+	}
+	if create == nil {
+		t.Fatal("no POST /plants route")
+	}
+	req := httptest.NewRequest(http.MethodPost, "/plants", strings.NewReader(`{"id":1,"name":"Monstera"}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	create.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	got := histogramCount(t, reg, "memory", "create", resultOK)
+	if got != 1 {
+		t.Fatalf("store create observations: %d, want 1", got)
+	}
+}
+
+// histogramCount is the number of observations of one store operation.
+func histogramCount(t *testing.T, reg *prometheus.Registry, store, op, result string) uint64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "plantstore_store_operation_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["store"] == store && labels["operation"] == op && labels["result"] == result {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}
