@@ -60,6 +60,7 @@ type committer struct {
 	queue   *batching.Queue[*pending]
 	stopped chan struct{}
 	started sync.Once // spawns run: see start (lifecycle.go)
+	spawned int       // goroutines start spawned, for the lifecycle test
 
 	lastCommit time.Duration // owned by run
 	durable    atomic.Int64  // id of the last transaction known to be on disk

@@ -12,6 +12,9 @@ func CommitStats(s *Store) (writes, commits int64) {
 	return s.writes.writes.Load(), s.writes.commits.Load()
 }
 
+// Spawned is how many goroutines s's committer has spawned.
+func Spawned(s *Store) int { return s.writes.spawned }
+
 // Load stores plants in one transaction, the way Create stores each: for
 // building large benchmark data sets quickly.
 func Load(s *Store, plants []plant.Plant) error {

@@ -16,4 +16,9 @@ func (s *Store) Start(context.Context) error {
 }
 
 // start spawns run, once: from Start, or from the first write.
-func (c *committer) start() { c.started.Do(func() { go c.run() }) }
+func (c *committer) start() {
+	c.started.Do(func() {
+		c.spawned++
+		go c.run()
+	})
+}

@@ -3,7 +3,6 @@ package boltstore_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
@@ -13,23 +12,22 @@ import (
 // TestOpenBuildsStartStarts: Open spawns nothing; Start (the program's
 // OnStart hook) spawns the committer, once, and Close waits for it.
 func TestOpenBuildsStartStarts(t *testing.T) {
-	// NumGoroutine counts a goroutine from its go statement on, even
-	// before it is first scheduled (a stack dump may not show it yet).
-	before := runtime.NumGoroutine()
+	// The store counts what it spawns: runtime.NumGoroutine would also
+	// count other tests' goroutines coming and going.
 	s, err := boltstore.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := runtime.NumGoroutine(); n != before {
-		t.Fatalf("Open started %d goroutines, want none before Start", n-before)
+	if n := boltstore.Spawned(s); n != 0 {
+		t.Fatalf("Open started %d goroutines, want none before Start", n)
 	}
 	for range 2 {
 		if err := s.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := runtime.NumGoroutine(); n != before+1 {
-		t.Fatalf("Start twice started %d goroutines, want 1 (the committer)", n-before)
+	if n := boltstore.Spawned(s); n != 1 {
+		t.Fatalf("Start twice started %d goroutines, want 1 (the committer)", n)
 	}
 	// A write goes through the committer (Delete: Create's result is
 	// changing under another seam).

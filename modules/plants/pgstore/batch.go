@@ -66,6 +66,7 @@ type batcher struct {
 	stopped    sync.WaitGroup
 	lanes      int
 	started    sync.Once // spawns the lanes: see start (lifecycle.go)
+	spawned    int       // lanes start spawned, for the lifecycle test
 }
 
 // newBatcher builds a batcher of lanes lanes; they start with start.

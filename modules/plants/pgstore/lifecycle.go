@@ -20,6 +20,7 @@ func (s *Store) Start(context.Context) error {
 func (b *batcher) start() {
 	b.started.Do(func() {
 		for range b.lanes {
+			b.spawned++
 			b.stopped.Go(b.lane)
 		}
 	})

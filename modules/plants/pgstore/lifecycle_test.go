@@ -3,44 +3,34 @@ package pgstore
 import (
 	"errors"
 	"reflect"
-	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// createLaneGoroutines counts the goroutines running a create lane (a
-// stack dump may not show one not yet scheduled: see Start's check).
-func createLaneGoroutines() int {
-	buf := make([]byte, 1<<20)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pgstore.(*batcher).lane(")
-}
-
 // TestNewBuildsStartStarts: New spawns no create lane; Start (the
 // program's OnStart hook, after Migrate) spawns them, once, and Close
 // waits for them to end.
 func TestNewBuildsStartStarts(t *testing.T) {
-	before := createLaneGoroutines()
 	s, err := New(Config{URL: pgtest.NewDatabase(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := createLaneGoroutines(); n != before {
-		t.Fatalf("New started %d create lanes, want none before Start", n-before)
+	if n := s.creates.spawned; n != 0 {
+		t.Fatalf("New started %d create lanes, want none before Start", n)
 	}
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// NumGoroutine counts a goroutine from its go statement on.
-	beforeStart := runtime.NumGoroutine()
 	for range 2 {
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, lanes := runtime.NumGoroutine()-beforeStart, createLanes(DefaultMaxConns); n != lanes {
+	// The batcher counts what it spawns: runtime.NumGoroutine would also
+	// count pgxpool's and other tests' goroutines coming and going.
+	if n, lanes := s.creates.spawned, createLanes(DefaultMaxConns); n != lanes {
 		t.Fatalf("Start twice started %d goroutines, want %d (the create lanes)", n, lanes)
 	}
 	if err := s.Close(); err != nil {
