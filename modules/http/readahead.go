@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -72,7 +73,7 @@ type bodyAhead struct {
 
 func (b *bodyAhead) Read(p []byte) (int, error) {
 	n, err := b.reader.Read(p)
-	if err == io.EOF && b.err != nil {
+	if errors.Is(err, io.EOF) && b.err != nil {
 		return n, b.err
 	}
 	return n, err

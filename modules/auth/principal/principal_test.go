@@ -50,7 +50,8 @@ func TestSlot(t *testing.T) {
 	if got := FromContext(outer); got != nil {
 		t.Fatalf("an empty slot gives %+v, want nil", got)
 	}
-	inner := context.WithValue(outer, struct{}{}, "a later link's value")
+	type laterKey struct{}
+	inner := context.WithValue(outer, laterKey{}, "a later link's value")
 	if !Fill(inner, p) {
 		t.Fatal("Fill found no slot under a later context value")
 	}
