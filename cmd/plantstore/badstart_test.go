@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -89,14 +88,7 @@ func closedLoopbackAddr(t *testing.T) string {
 func runBinary(t *testing.T, args []string, env ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command(buildBinary(t), args...)
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"PLANTSTORE_HTTP_ADDR=127.0.0.1:0",
-		"PLANTSTORE_ADMIN_ADDR=127.0.0.1:0",
-		"PLANTSTORE_TOKENS=" + testToken,
-		"PLANTSTORE_STORE=memory",
-		"PLANTSTORE_DATA_DIR=" + t.TempDir(),
-	}, env...)
+	cmd.Env = childEnv(t, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {

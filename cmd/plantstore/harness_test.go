@@ -346,19 +346,24 @@ func startProcess(t *testing.T, env ...string) *process {
 	return startCommand(t, exec.Command(buildBinary(t)), env...)
 }
 
-// startCommand is startProcess for a command that runs the binary in
-// another way, such as under prlimit.
-func startCommand(t *testing.T, cmd *exec.Cmd, env ...string) *process {
-	t.Helper()
-	cmd.Env = append([]string{
+// childEnv is the minimal environment of a child plantstore: random
+// loopback ports, the test token, the memory store, then extra.
+func childEnv(t *testing.T, extra ...string) []string {
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"PLANTSTORE_HTTP_ADDR=127.0.0.1:0",
 		"PLANTSTORE_ADMIN_ADDR=127.0.0.1:0",
 		"PLANTSTORE_TOKENS=" + testToken,
 		"PLANTSTORE_STORE=memory",
 		"PLANTSTORE_DATA_DIR=" + t.TempDir(),
-		"PLANTSTORE_DRAIN_DELAY=0s",
-	}, env...)
+	}, extra...)
+}
+
+// startCommand is startProcess for a command that runs the binary in
+// another way, such as under prlimit.
+func startCommand(t *testing.T, cmd *exec.Cmd, env ...string) *process {
+	t.Helper()
+	cmd.Env = append(childEnv(t, "PLANTSTORE_DRAIN_DELAY=0s"), env...)
 	p := &process{Cmd: cmd, out: &syncBuffer{}, exited: make(chan struct{})}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
