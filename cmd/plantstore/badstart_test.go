@@ -46,7 +46,7 @@ func TestBadStartIsOneLine(t *testing.T) {
 			stderr: "plantstore: admin listener --admin-addr " + busy + ": address already in use"},
 		{name: "postgres unreachable", args: []string{"--store=postgres",
 			"--postgres-url=postgres://plantstore@" + closed + "/plantstore?sslmode=disable", "--postgres-connect-timeout=2s"},
-			stderr: "plantstore: postgres: migrate: failed to connect to `user=plantstore database=plantstore`: " + closed, prefix: true},
+			stderr: "plantstore: postgres: migrate (--postgres-url): failed to connect to `user=plantstore database=plantstore`: " + closed, prefix: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runBinary(t, tc.args, tc.env...)

@@ -155,7 +155,7 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 			t.Fatalf("%s: exit code = %d (%v), want 2\nstderr: %s\nstdout: %s", where, code, err, stderr.String(), stdout.String())
 		}
 		line := stderr.String()
-		if strings.Count(line, "\n") != 1 || !strings.HasPrefix(line, "plantstore: postgres: migrate: failed to connect") ||
+		if strings.Count(line, "\n") != 1 || !strings.HasPrefix(line, "plantstore: postgres: migrate (--postgres-url): failed to connect") ||
 			!strings.Contains(line, where) {
 			t.Fatalf("stderr = %q, want one line saying the migration could not connect to %s", line, where)
 		}

@@ -52,7 +52,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 func migrate(ctx context.Context, cfg *pgx.ConnConfig, migrations []migration) error {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return failed("migrate", err)
+		// The first contact with the database: name the setting to check.
+		return failed("migrate (--postgres-url)", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 
