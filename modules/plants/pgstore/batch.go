@@ -226,8 +226,13 @@ func (s *Store) insertBatch(ctx context.Context, batch []*pendingCreate) (map[in
 		})
 		return err
 	}
+	// On any error the ids read so far say nothing: the hook's transaction
+	// rolled back, or the statement's end (its commit) was never seen.
 	if s.onCreate == nil {
-		return created, insert(s.pool)
+		if err := insert(s.pool); err != nil {
+			return nil, err
+		}
+		return created, nil
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := insert(tx); err != nil {
@@ -241,7 +246,10 @@ func (s *Store) insertBatch(ctx context.Context, batch []*pendingCreate) (map[in
 		}
 		return s.onCreate(ctx, tx, plants)
 	})
-	return created, err
+	if err != nil {
+		return nil, err
+	}
+	return created, nil
 }
 
 // readStored reads the plants stored under the batch's ids it did not

@@ -122,3 +122,29 @@ func TestIdenticalRecreateLeavesTheRowAlone(t *testing.T) {
 		t.Fatalf("the rows' versions went from %s to %s: a retry rewrote them", before, after)
 	}
 }
+
+// A shared statement whose hook fails in a way that is no fault of its rows
+// (here a deadline, as a dropped connection or a serialization failure
+// would be) rolls back whole: no create of it is answered Created, each is
+// answered unavailable (a 503, safe to retry), and nothing is stored.
+func TestCreateHookUnavailableFailsTheWholeBatch(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openStore(t, Config{URL: url})
+	s.OnCreate(func(_ context.Context, _ pgx.Tx, created []plant.Plant) error {
+		if len(created) > 1 { // the shared statement; the lanes' lone creates pass
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
+	batch := []plant.Plant{{ID: 20, Name: "a"}, {ID: 21, Name: "b"}, {ID: 22, Name: "c"}}
+	for i, err := range createBehindBusyLanes(t, s, url, batch) {
+		if !errors.Is(err, plant.ErrUnavailable) {
+			t.Errorf("create %d = %v, want ErrUnavailable", i, err)
+		}
+	}
+	for _, p := range batch {
+		if _, err := s.Get(ctx, p.ID); !errors.Is(err, plant.ErrNotFound) {
+			t.Errorf("Get(%d) after the rolled-back statement = %v, want ErrNotFound", p.ID, err)
+		}
+	}
+}
