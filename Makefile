@@ -12,7 +12,7 @@ PKG      := github.com/plantstore/plantstore
 RELEASE := v$(shell sed -n 's/^\#\# \[\([0-9][^]]*\)\].*/\1/p' CHANGELOG.md 2>/dev/null | head -n 1)
 ifeq ($(origin VERSION),undefined)
 VERSION := $(shell git describe --tags --dirty 2>/dev/null || \
-	echo "$(RELEASE)-g$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo -dirty)")
+	echo "$(RELEASE)-g$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git rev-parse --git-dir >/dev/null 2>&1 && { git diff --quiet HEAD || echo -dirty; })")
 endif
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Revision=$(REVISION)
