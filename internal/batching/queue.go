@@ -60,13 +60,20 @@ func (q *Queue[T]) Close() {
 	}
 }
 
+// Outcome is what a batch tells the caller of one of its items.
+type Outcome[T any] struct {
+	Value T
+	Err   error
+}
+
 // Await returns what arrives on done, or ctx.Err() when ctx ends first:
 // a caller's wait for the outcome of the batch that holds its item.
-func Await(ctx context.Context, done <-chan error) error {
+func Await[T any](ctx context.Context, done <-chan Outcome[T]) (T, error) {
 	select {
-	case err := <-done:
-		return err
+	case o := <-done:
+		return o.Value, o.Err
 	case <-ctx.Done():
-		return ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
 }

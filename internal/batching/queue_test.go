@@ -41,15 +41,15 @@ func TestQueue(t *testing.T) {
 }
 
 func TestAwait(t *testing.T) {
-	done := make(chan error, 1)
+	done := make(chan Outcome[int], 1)
 	want := errors.New("outcome")
-	done <- want
-	if err := Await(context.Background(), done); !errors.Is(err, want) {
+	done <- Outcome[int]{Err: want}
+	if _, err := Await(context.Background(), done); !errors.Is(err, want) {
 		t.Fatalf("Await = %v, want the outcome", err)
 	}
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Await(gone, make(chan error)); !errors.Is(err, context.Canceled) {
+	if _, err := Await(gone, make(chan Outcome[int])); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Await with an ended context = %v, want context.Canceled", err)
 	}
 }

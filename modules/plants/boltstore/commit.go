@@ -45,10 +45,7 @@ const maxFillWait = 5 * time.Millisecond
 type write func(tx *bolt.Tx) (plant.CreateResult, error)
 
 // outcome is what a write's caller is told.
-type outcome struct {
-	result plant.CreateResult
-	err    error
-}
+type outcome = batching.Outcome[plant.CreateResult]
 
 type pending struct {
 	apply write
@@ -91,12 +88,7 @@ func (c *committer) do(ctx context.Context, w write) (plant.CreateResult, error)
 	if err := c.queue.Send(ctx, p); err != nil {
 		return 0, err
 	}
-	select {
-	case o := <-p.done:
-		return o.result, o.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
+	return batching.Await(ctx, p.done)
 }
 
 // close commits the writes already queued, then stops the committer.
@@ -185,14 +177,14 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 					failed = i
 					return err
 				}
-				outcomes[i] = outcome{result, err}
+				outcomes[i] = outcome{Value: result, Err: err}
 			}
 			return nil
 		})
 		if failed >= 0 {
 			// Rolled back: answer the failed write and re-run the others
 			// in their order, which matters when two touch the same id.
-			batch[failed].done <- outcome{err: err}
+			batch[failed].done <- outcome{Err: err}
 			batch = append(batch[:failed], batch[failed+1:]...)
 			continue
 		}
@@ -203,7 +195,7 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 		}
 		for i, p := range batch {
 			if err != nil {
-				p.done <- outcome{err: err} // the commit failed; a retry settles each write's fate
+				p.done <- outcome{Err: err} // the commit failed; a retry settles each write's fate
 			} else {
 				p.done <- outcomes[i]
 			}

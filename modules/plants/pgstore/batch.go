@@ -54,10 +54,7 @@ type pendingCreate struct {
 }
 
 // createOutcome is what a create's caller is told.
-type createOutcome struct {
-	result plant.CreateResult
-	err    error
-}
+type createOutcome = batching.Outcome[plant.CreateResult]
 
 type batcher struct {
 	s          *Store
@@ -83,17 +80,12 @@ func (b *batcher) create(ctx context.Context, p plant.Plant) (plant.CreateResult
 	if err := b.queue.Send(ctx, pc); err != nil {
 		return 0, err
 	}
-	select {
-	case o := <-pc.done:
-		return o.result, o.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
+	return batching.Await(ctx, pc.done)
 }
 
 // answer tells pc's caller the outcome of its create.
 func (pc *pendingCreate) answer(result plant.CreateResult, err error) {
-	pc.done <- createOutcome{result, err}
+	pc.done <- createOutcome{Value: result, Err: err}
 }
 
 // close runs the creates already queued, then stops the lanes.
