@@ -47,15 +47,38 @@ var emptyReader = bytes.NewReader(nil)
 // with an int64 id, a string name and an optional string tag is a
 // *BadRequestError.
 func DecodeNewPlant(body []byte) (plant.Plant, error) {
+	p, _, err := decodeBody(body, "NewPlant", true)
+	return p, err
+}
+
+// DecodeReplacement parses a PUT /plants/{id} body: a NewPlant whose id may
+// be left out, since the path names the plant; one that is given must be
+// the path's, so that a body sent to the wrong URL changes nothing.
+func DecodeReplacement(body []byte, id int64) (plant.Plant, error) {
+	p, haveID, err := decodeBody(body, "plant", false)
+	if err != nil {
+		return plant.Plant{}, err
+	}
+	if haveID && p.ID != id {
+		return plant.Plant{}, badRequest(`"id" ` + strconv.FormatInt(p.ID, 10) + ` differs from the path's id ` + strconv.FormatInt(id, 10))
+	}
+	p.ID = id
+	return p, nil
+}
+
+// decodeBody parses one JSON object with an optional int64 id, a string
+// name and an optional string tag, the id required when requireID; what
+// names the object in messages.
+func decodeBody(body []byte, what string, requireID bool) (_ plant.Plant, haveID bool, _ error) {
 	body = bytes.TrimLeft(body, " \t\r\n")
 	if len(body) == 0 {
-		return plant.Plant{}, badRequest("request body is empty; send a NewPlant JSON object")
+		return plant.Plant{}, false, badRequest("request body is empty; send a " + what + " JSON object")
 	}
 	if body[0] != '{' {
-		return plant.Plant{}, notAnObject(body)
+		return plant.Plant{}, false, notAnObject(body)
 	}
 	if !utf8.Valid(body) {
-		return plant.Plant{}, badRequest("request body is not valid UTF-8")
+		return plant.Plant{}, false, badRequest("request body is not valid UTF-8")
 	}
 	pd := decoders.Get().(*pooledDecoder)
 	dec := pd.dec
@@ -73,26 +96,26 @@ func DecodeNewPlant(body []byte) (plant.Plant, error) {
 		}
 	}()
 
-	p, err := decodeObject(dec)
+	p, haveID, err := decodeObject(dec, requireID)
 	if err != nil {
-		return plant.Plant{}, err
+		return plant.Plant{}, false, err
 	}
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return plant.Plant{}, badRequest("request body has data after the JSON object")
+		return plant.Plant{}, false, badRequest("request body has data after the JSON object")
 	}
-	return p, nil
+	return p, haveID, nil
 }
 
-func decodeObject(dec *jsontext.Decoder) (plant.Plant, error) {
+func decodeObject(dec *jsontext.Decoder, requireID bool) (plant.Plant, bool, error) {
 	var p plant.Plant
 	var haveID, haveName bool
 	if _, err := dec.ReadToken(); err != nil { // the '{' checked above
-		return p, syntaxError(err)
+		return p, haveID, syntaxError(err)
 	}
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return p, syntaxError(err)
+			return p, haveID, syntaxError(err)
 		}
 		switch name.String() {
 		case "id":
@@ -109,19 +132,19 @@ func decodeObject(dec *jsontext.Decoder) (plant.Plant, error) {
 			err = skipValue(dec)
 		}
 		if err != nil {
-			return p, err
+			return p, haveID, err
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return p, syntaxError(err)
+		return p, haveID, syntaxError(err)
 	}
 	switch {
-	case !haveID:
-		return p, badRequest(`"id" is required`)
+	case requireID && !haveID:
+		return p, haveID, badRequest(`"id" is required`)
 	case !haveName:
-		return p, badRequest(`"name" is required`)
+		return p, haveID, badRequest(`"name" is required`)
 	}
-	return p, nil
+	return p, haveID, nil
 }
 
 // MaxTextLength is the most characters (Unicode code points) a name or a

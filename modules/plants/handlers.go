@@ -47,6 +47,7 @@ func (h *Handlers) Routes() []httpserver.Route {
 		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list), Requires: read},
 		{Method: http.MethodPost, Path: "/plants", Handler: httpserver.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create)), Requires: write},
 		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get), Requires: read},
+		{Method: http.MethodPut, Path: "/plants/{id}", Handler: httpserver.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.update)), Requires: write},
 		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete), Requires: write},
 	}
 }
@@ -95,6 +96,8 @@ func answerStatus(err error, id int64) (status int, message string, ok bool) {
 		return http.StatusConflict, "plant " + strconv.FormatInt(id, 10) + " already exists with a different name or tag", true
 	case errors.Is(err, plant.ErrNotFound):
 		return http.StatusNotFound, "plant " + strconv.FormatInt(id, 10) + " not found", true
+	case errors.Is(err, plant.ErrPreconditionFailed):
+		return http.StatusPreconditionFailed, "plant " + strconv.FormatInt(id, 10) + " has changed: If-Match does not match its current ETag", true
 	}
 	return 0, "", false
 }

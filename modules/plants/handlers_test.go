@@ -60,6 +60,10 @@ func (s failingStore) List(context.Context, plant.ListQuery) ([]plant.Plant, err
 	return nil, s.err
 }
 func (s failingStore) Delete(context.Context, int64) error { return s.err }
+func (s failingStore) Update(context.Context, plant.Plant, *plant.Plant) error {
+	return s.err
+}
+func (s failingStore) DeleteMatching(context.Context, plant.Plant) error { return s.err }
 
 // TestStoreFailures: an unreachable store is a 503 with Retry-After, any
 // other failure a 500 whose message gives nothing of the cause away.
@@ -88,12 +92,12 @@ func TestMethodNotAllowed(t *testing.T) {
 	api := newTestAPI(t, nil)
 	for target, allow := range map[string]string{
 		"/plants":     "GET, HEAD, POST",
-		"/plants/1":   "DELETE, GET, HEAD",
-		"/plants/abc": "DELETE, GET, HEAD",
+		"/plants/1":   "DELETE, GET, HEAD, PUT",
+		"/plants/abc": "DELETE, GET, HEAD, PUT",
 	} {
-		w := serve(api, http.MethodPut, target)
+		w := serve(api, http.MethodPatch, target)
 		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != allow {
-			t.Errorf("PUT %s = %d Allow %q, want 405 Allow %q", target, w.Code, w.Header().Get("Allow"), allow)
+			t.Errorf("PATCH %s = %d Allow %q, want 405 Allow %q", target, w.Code, w.Header().Get("Allow"), allow)
 		}
 	}
 }

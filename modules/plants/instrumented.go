@@ -64,6 +64,7 @@ func (m *StoreMetrics) Instrument(store plant.Store, name string, tp trace.Trace
 		tracer: tp.Tracer("github.com/plantstore/plantstore/modules/plants"),
 		name:   attribute.String("plantstore.store", name),
 		create: op("create"), get: op("get"), list: op("list"), delete: op("delete"), ping: op("ping"),
+		update: op("update"), deleteMatching: op("delete_matching"),
 	}
 }
 
@@ -80,6 +81,7 @@ type instrumentedStore struct {
 	tracer                          trace.Tracer
 	name                            attribute.KeyValue
 	create, get, list, delete, ping *storeOp
+	update, deleteMatching          *storeOp
 }
 
 // observe times call as a call of op and, under a traced caller, records it
@@ -169,6 +171,20 @@ func (s *instrumentedStore) List(ctx context.Context, q plant.ListQuery) ([]plan
 func (s *instrumentedStore) Delete(ctx context.Context, id int64) error {
 	_, err := observe(ctx, s, s.delete, idAttr(id), func(ctx context.Context) (none, error) {
 		return none{}, s.next.Delete(ctx, id)
+	})
+	return err
+}
+
+func (s *instrumentedStore) Update(ctx context.Context, p plant.Plant, match *plant.Plant) error {
+	_, err := observe(ctx, s, s.update, idAttr(p.ID), func(ctx context.Context) (none, error) {
+		return none{}, s.next.Update(ctx, p, match)
+	})
+	return err
+}
+
+func (s *instrumentedStore) DeleteMatching(ctx context.Context, match plant.Plant) error {
+	_, err := observe(ctx, s, s.deleteMatching, idAttr(match.ID), func(ctx context.Context) (none, error) {
+		return none{}, s.next.DeleteMatching(ctx, match)
 	})
 	return err
 }

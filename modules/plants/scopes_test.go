@@ -23,6 +23,7 @@ func TestRoutesDeclareScopes(t *testing.T) {
 		http.MethodGet + " /plants":         principal.ScopePlantsRead,
 		http.MethodPost + " /plants":        principal.ScopePlantsWrite,
 		http.MethodGet + " /plants/{id}":    principal.ScopePlantsRead,
+		http.MethodPut + " /plants/{id}":    principal.ScopePlantsWrite,
 		http.MethodDelete + " /plants/{id}": principal.ScopePlantsWrite,
 	}
 	routes := h.Routes()

@@ -20,7 +20,7 @@ func (a *answer) Error() string { return a.text }
 
 // Answers are the errors a store returns as answers, for tests that must
 // cover every one.
-var Answers = []error{ErrConflict, ErrNotFound}
+var Answers = []error{ErrConflict, ErrNotFound, ErrPreconditionFailed}
 
 // AnswerOf returns the name of the answer err is or wraps ("conflict",
 // "not_found"), or "" when err is nil or a failure.

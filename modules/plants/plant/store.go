@@ -24,6 +24,16 @@ type Store interface {
 	List(ctx context.Context, q ListQuery) ([]Plant, error)
 	// Delete removes the plant stored under id, or fails with ErrNotFound.
 	Delete(ctx context.Context, id int64) error
+	// Update replaces the name and tag of the plant stored under p.ID (a
+	// tag left nil is removed), or fails with ErrNotFound. With a match,
+	// it is a compare-and-swap: it writes only while the stored plant
+	// equals *match, and otherwise fails with ErrPreconditionFailed, so of
+	// concurrent updates made against one state exactly one succeeds.
+	Update(ctx context.Context, p Plant, match *Plant) error
+	// DeleteMatching removes the plant stored under match.ID only while it
+	// equals match: ErrPreconditionFailed when it differs, ErrNotFound
+	// when none is stored.
+	DeleteMatching(ctx context.Context, match Plant) error
 	// Ping reports whether the store can serve requests; readiness uses it.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -43,6 +53,10 @@ var (
 	ErrConflict error = &answer{name: "conflict", text: "plant: id already stored with different content"}
 	// ErrNotFound means no plant is stored under the id. It is an answer.
 	ErrNotFound error = &answer{name: "not_found", text: "plant: not found"}
+	// ErrPreconditionFailed means a conditional write found the plant
+	// changed since the caller read it (its If-Match is stale). It is an
+	// answer.
+	ErrPreconditionFailed error = &answer{name: "precondition_failed", text: "plant: stored plant does not match the precondition"}
 	// ErrUnavailable wraps failures where the backend cannot be reached; the
 	// request may succeed if retried later.
 	ErrUnavailable = errors.New("plant: store unavailable")

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
 			}
 		}},
 	}
+	cases = append(cases, updateCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
 	}

@@ -1,0 +1,83 @@
+package boltstore
+
+import (
+	"context"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// Update implements plant.Store. It runs in the committer like every write,
+// so the comparison with match and the write share one transaction: a
+// conditional update is a compare-and-swap. It returns once it is on disk.
+func (s *Store) Update(ctx context.Context, p plant.Plant, match *plant.Plant) error {
+	key, value, index := encode(p)
+	var matchValue []byte
+	if match != nil {
+		_, matchValue, _ = encode(*match)
+	}
+	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
+		old, err := storedMatching(tx, key[:], matchValue)
+		if err != nil {
+			return 0, err
+		}
+		if samePlant(old, value) {
+			return 0, nil // nothing changes
+		}
+		if err := dropTagIndex(tx, key[:], old); err != nil {
+			return 0, err
+		}
+		if err := tx.Bucket(plantsBucket).Put(key[:], value); err != nil {
+			return 0, err
+		}
+		if index != nil {
+			return 0, tx.Bucket(tagsBucket).Put(index, []byte{})
+		}
+		return 0, nil
+	})
+	return err
+}
+
+// DeleteMatching implements plant.Store, in the committer like Update.
+func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
+	key, matchValue, _ := encode(match)
+	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
+		old, err := storedMatching(tx, key[:], matchValue)
+		if err != nil {
+			return 0, err
+		}
+		if err := dropTagIndex(tx, key[:], old); err != nil {
+			return 0, err
+		}
+		return 0, tx.Bucket(plantsBucket).Delete(key[:])
+	})
+	return err
+}
+
+// storedMatching returns the value stored under key: plant.ErrNotFound when
+// there is none, plant.ErrPreconditionFailed when matchValue is set and the
+// stored plant differs from it. Either answer leaves tx untouched.
+func storedMatching(tx *bolt.Tx, key, matchValue []byte) ([]byte, error) {
+	old := tx.Bucket(plantsBucket).Get(key)
+	switch {
+	case old == nil:
+		return nil, plant.ErrNotFound
+	case matchValue != nil && !samePlant(old, matchValue):
+		return nil, plant.ErrPreconditionFailed
+	}
+	return old, nil
+}
+
+// dropTagIndex removes the tag index entry of the plant stored as value
+// under key, if it has a tag.
+func dropTagIndex(tx *bolt.Tx, key, value []byte) error {
+	p, err := decodePlant(key, value)
+	if err != nil {
+		return err
+	}
+	if p.Tag == nil {
+		return nil
+	}
+	return tx.Bucket(tagsBucket).Delete(indexKey(tagDigest(*p.Tag), p.ID))
+}
