@@ -1,0 +1,39 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/plantstore/plantstore/client"
+)
+
+// Create a plant, change it only if nobody else did, and walk every plant.
+func Example() {
+	ctx := context.Background()
+	c, err := client.New("http://127.0.0.1:8080", client.WithToken("dev-token"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	tag := "tropical"
+	if err := c.Create(ctx, client.Plant{ID: 1, Name: "Monstera", Tag: &tag}); err != nil {
+		log.Fatal(err) // errors.Is(err, client.ErrConflict): id 1 holds another plant
+	}
+	p, err := c.Get(ctx, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p.Name = "Monstera deliciosa"
+	if _, err := c.Update(ctx, p, p.ETag); errors.Is(err, client.ErrPreconditionFailed) {
+		fmt.Println("changed by someone else meanwhile; read it again")
+	} else if err != nil {
+		log.Fatal(err)
+	}
+	for p, err := range c.All(ctx, client.ListOptions{Limit: 1000}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(p.ID, p.Name)
+	}
+}
