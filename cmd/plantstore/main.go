@@ -24,6 +24,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/internal/cli"
 	"github.com/plantstore/plantstore/internal/gcfloor"
 	"github.com/plantstore/plantstore/modules/auth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
@@ -56,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return healthcheck(args[1:], stderr)
 		case "migrate":
 			return migrate(args[1:], stdout, stderr)
+		case "plants", "export", "import": // the client side: internal/cli
+			return cli.Run(args, cli.IO{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
 		}
 	}
 	cfg, err := parseConfig(args, stdout)

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/plantstore/plantstore/client"
+)
+
+// counts is what an import did, printed at its end.
+type counts struct {
+	Created     int64 `json:"created"`
+	Unchanged   int64 `json:"unchanged"`
+	Skipped     int64 `json:"skipped"`
+	Overwritten int64 `json:"overwritten"`
+	Failed      int64 `json:"failed"`
+}
+
+// runImport is `plantstore import [-f FILE] [--workers N]
+// [--on-conflict=fail|skip|overwrite]`. The whole file is read and checked
+// first: a bad line stops the import with its number before a plant is
+// sent. Each plant is read before it is written, so that a plant already
+// there (a resumed import) counts as unchanged and costs no write, and a
+// different plant under its id follows --on-conflict: fail stops the
+// import (exit 1), skip leaves it, overwrite replaces it (PUT).
+func runImport(ctx context.Context, args []string, stdio IO) int {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	var c common
+	c.register(fs, stdio.Getenv)
+	file := fs.String("f", "", "read this file instead of stdin")
+	workers := fs.Int("workers", 8, "concurrent requests")
+	onConflict := fs.String("on-conflict", "fail", "a different plant under an id: fail, skip or overwrite")
+	if code, ok := parse(fs, args, stdio.Stderr); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() != 0:
+		return usageError(stdio.Stderr, "import", errors.New("takes no arguments"))
+	case *workers < 1:
+		return usageError(stdio.Stderr, "import", fmt.Errorf("--workers %d: want at least 1", *workers))
+	case *onConflict != "fail" && *onConflict != "skip" && *onConflict != "overwrite":
+		return usageError(stdio.Stderr, "import", fmt.Errorf("--on-conflict %q: want fail, skip or overwrite", *onConflict))
+	}
+	api, err := c.client()
+	if err != nil {
+		return usageError(stdio.Stderr, "import", err)
+	}
+	var in io.Reader = stdio.Stdin
+	if *file != "" {
+		f, err := os.Open(*file)
+		if err != nil {
+			return failed(stdio.Stderr, "import", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	plants, err := readNDJSON(in)
+	if err != nil {
+		return failed(stdio.Stderr, "import", fmt.Errorf("%w; nothing was imported", err))
+	}
+	res, err := importPlants(ctx, api, plants, *workers, *onConflict, stdio.Stderr)
+	if perr := printCounts(stdio.Stdout, c.output, res); perr != nil && err == nil {
+		err = perr
+	}
+	if err != nil {
+		return failed(stdio.Stderr, "import", err)
+	}
+	return exitOK
+}
+
+func printCounts(w io.Writer, format string, res counts) error {
+	if format == "table" {
+		_, err := fmt.Fprintf(w, "created %d, unchanged %d, skipped %d, overwritten %d, failed %d\n",
+			res.Created, res.Unchanged, res.Skipped, res.Overwritten, res.Failed)
+		return err
+	}
+	return newEncoder(w).Encode(res)
+}
+
+// importPlants sends plants with n workers and stops at the first failure
+// (the rest are not sent; what was sent stays, and a rerun resumes).
+func importPlants(ctx context.Context, api *client.Client, plants []client.Plant, n int, onConflict string, stderr io.Writer) (counts, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var created, unchanged, skipped, overwritten, failedN atomic.Int64
+	var firstErr error
+	var once sync.Once
+	fail := func(err error) {
+		once.Do(func() { firstErr = err; cancel() })
+	}
+	prog := startProgress(stderr, "imported", int64(len(plants)))
+	work := make(chan client.Plant)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for p := range work {
+				err := importOne(ctx, api, p, onConflict, &created, &unchanged, &skipped, &overwritten)
+				if err != nil {
+					if ctx.Err() == nil { // not one cut short by another's failure
+						failedN.Add(1)
+						fail(fmt.Errorf("plant %d: %w", p.ID, err))
+					}
+					continue
+				}
+				prog.add(1)
+			}
+		})
+	}
+feed:
+	for _, p := range plants {
+		select {
+		case work <- p:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	prog.finish()
+	res := counts{Created: created.Load(), Unchanged: unchanged.Load(), Skipped: skipped.Load(),
+		Overwritten: overwritten.Load(), Failed: failedN.Load()}
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err() // interrupted
+	}
+	return res, firstErr
+}
+
+func importOne(ctx context.Context, api *client.Client, p client.Plant, onConflict string, created, unchanged, skipped, overwritten *atomic.Int64) error {
+	stored, err := api.Get(ctx, p.ID)
+	switch {
+	case errors.Is(err, client.ErrNotFound):
+		if err := api.Create(ctx, p); err != nil {
+			return err
+		}
+		created.Add(1)
+		return nil
+	case err != nil:
+		return err
+	case samePlant(stored, p):
+		unchanged.Add(1)
+		return nil
+	}
+	switch onConflict {
+	case "skip":
+		skipped.Add(1)
+		return nil
+	case "overwrite":
+		if _, err := api.Update(ctx, p, stored.ETag); err != nil {
+			return err
+		}
+		overwritten.Add(1)
+		return nil
+	}
+	return fmt.Errorf("%w: id already stored with a different name or tag (use --on-conflict=skip or overwrite)", client.ErrConflict)
+}
+
+func samePlant(a, b client.Plant) bool {
+	if a.Name != b.Name || (a.Tag == nil) != (b.Tag == nil) {
+		return false
+	}
+	return a.Tag == nil || *a.Tag == *b.Tag
+}
