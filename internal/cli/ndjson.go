@@ -54,9 +54,9 @@ func readNDJSON(r io.Reader) ([]client.Plant, error) {
 
 func parseLine(b []byte) (client.Plant, error) {
 	var rec struct {
-		ID   *json.Number     `json:"id"`
-		Name *string          `json:"name"`
-		Tag  *json.RawMessage `json:"tag"`
+		ID   *json.Number    `json:"id"`
+		Name *string         `json:"name"`
+		Tag  json.RawMessage `json:"tag"` // "null" when null, so that it is refused
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -81,9 +81,9 @@ func parseLine(b []byte) (client.Plant, error) {
 		return client.Plant{}, fmt.Errorf(`"name" is required (a string)`)
 	}
 	p := client.Plant{ID: id, Name: *rec.Name}
-	if rec.Tag != nil {
+	if len(rec.Tag) > 0 {
 		var tag *string
-		if err := json.Unmarshal(*rec.Tag, &tag); err != nil || tag == nil {
+		if err := json.Unmarshal(rec.Tag, &tag); err != nil || tag == nil {
 			return client.Plant{}, fmt.Errorf(`"tag" must be a string`)
 		}
 		p.Tag = tag
