@@ -104,7 +104,7 @@ func testListPlants(t *testing.T, cfg config) {
 	assertError(t, r, http.StatusUnauthorized)
 
 	// The router answers other methods with the path's methods in Allow.
-	for path, allow := range map[string]string{"/plants": "GET, HEAD, POST", "/plants/1": "DELETE, GET, HEAD", "/plants/abc": "DELETE, GET, HEAD"} {
+	for path, allow := range map[string]string{"/plants": "GET, HEAD, POST", "/plants/1": "DELETE, GET, HEAD, PUT", "/plants/abc": "DELETE, GET, HEAD, PUT"} {
 		r := s.do(t, s.request(t, http.MethodPatch, path, testToken, "", nil))
 		assertError(t, r, http.StatusMethodNotAllowed)
 		if got := r.Header.Get("Allow"); got != allow {
