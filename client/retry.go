@@ -57,7 +57,7 @@ func (p retryPolicy) backoff(attempt int) time.Duration {
 	if bound <= 0 {
 		return 0
 	}
-	return rand.N(bound)
+	return rand.N(bound) //nolint:gosec // G404: jitter spreads clients out; it needs no secrecy
 }
 
 // parseRetryAfter reads Retry-After as seconds or an HTTP date (RFC 9110

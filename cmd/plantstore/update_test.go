@@ -77,7 +77,7 @@ func testUpdatePlant(t *testing.T, cfg config) {
 			validateResponse(t, reqs[i], r)
 			statuses[i] = r.Status
 		}
-		if !(statuses[0] == 200 && statuses[1] == 412 || statuses[0] == 412 && statuses[1] == 200) {
+		if oneEach := statuses[0] == 200 && statuses[1] == 412 || statuses[0] == 412 && statuses[1] == 200; !oneEach {
 			t.Fatalf("round %d: two PUTs with one If-Match answered %v, want one 200 and one 412", round, statuses)
 		}
 	}

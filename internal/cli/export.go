@@ -30,7 +30,7 @@ func runExport(ctx context.Context, args []string, stdio IO) int {
 	if err != nil {
 		return usageError(stdio.Stderr, "export", err)
 	}
-	var out io.Writer = stdio.Stdout
+	out := stdio.Stdout
 	var f *os.File
 	if *file != "" {
 		if f, err = os.Create(*file); err != nil {
@@ -40,7 +40,7 @@ func runExport(ctx context.Context, args []string, stdio IO) int {
 	}
 	if err := export(ctx, api, out, stdio.Stderr); err != nil {
 		if f != nil {
-			f.Close()
+			_ = f.Close() // the export failed already; that error is the one to report
 		}
 		return failed(stdio.Stderr, "export", err)
 	}

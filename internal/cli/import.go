@@ -51,7 +51,7 @@ func runImport(ctx context.Context, args []string, stdio IO) int {
 	if err != nil {
 		return usageError(stdio.Stderr, "import", err)
 	}
-	var in io.Reader = stdio.Stdin
+	in := stdio.Stdin
 	if *file != "" {
 		f, err := os.Open(*file)
 		if err != nil {
