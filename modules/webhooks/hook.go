@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
-	"go.opentelemetry.io/otel/propagation"
 	bolt "go.etcd.io/bbolt"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
@@ -27,7 +27,7 @@ type newPlant struct {
 func EventOf(ctx context.Context, p plant.Plant) outbox.Event {
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false) // the name as the client wrote it, not \u003c for <
+	enc.SetEscapeHTML(false)                                     // the name as the client wrote it, not \u003c for <
 	_ = enc.Encode(newPlant{ID: p.ID, Name: p.Name, Tag: p.Tag}) // cannot fail: strings are valid UTF-8 (decode checked)
 	carrier := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, carrier)

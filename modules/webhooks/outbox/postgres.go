@@ -43,7 +43,7 @@ WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
 WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LIMIT $2`
 	pgRedeliverSQL = `UPDATE webhook_deliveries SET dead_at = NULL, attempts = 0, next_attempt_at = now(), last_error = ''
 WHERE id = $1 AND dead_at IS NOT NULL`
-	pgDropSQL = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
+	pgDropSQL  = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
 	pgStatsSQL = `SELECT endpoint, count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL),
        min(created_at) FILTER (WHERE dead_at IS NULL)
 FROM webhook_deliveries GROUP BY endpoint`
