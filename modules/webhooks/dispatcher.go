@@ -46,6 +46,7 @@ type Dispatcher struct {
 	base     context.Context
 	cancel   context.CancelFunc
 	stopping chan struct{}
+	stopOnce sync.Once
 	loops    sync.WaitGroup
 }
 
@@ -288,7 +289,7 @@ func (d *Dispatcher) names() []string {
 // those still running then are cut off and stay pending. Its signature is
 // an Fx stop hook's.
 func (d *Dispatcher) Stop(ctx context.Context) error {
-	close(d.stopping)
+	d.stopOnce.Do(func() { close(d.stopping) })
 	done := make(chan struct{})
 	go func() { d.loops.Wait(); close(done) }()
 	select {
