@@ -92,6 +92,13 @@ var configFields = []struct {
 	{"rate-burst", "PLANTSTORE_RATE_BURST", "5", "7", func(c config) string { return strconv.Itoa(c.Auth.RateBurst) }},
 	{"pprof", "PLANTSTORE_PPROF", "true", "false", func(c config) string { return strconv.FormatBool(c.HTTP.Pprof) }},
 	{"start-timeout", "PLANTSTORE_START_TIMEOUT", "2m0s", "30s", func(c config) string { return c.StartTimeout.String() }},
+	{"webhooks-file", "PLANTSTORE_WEBHOOKS_FILE", "/run/env-hooks.yaml", "/run/flag-hooks.yaml", func(c config) string { return c.Webhooks.File }},
+	{"webhooks-allow-private", "PLANTSTORE_WEBHOOKS_ALLOW_PRIVATE", "true", "false", func(c config) string { return strconv.FormatBool(c.Webhooks.AllowPrivate) }},
+	{"webhooks-allow-http", "PLANTSTORE_WEBHOOKS_ALLOW_HTTP", "true", "false", func(c config) string { return strconv.FormatBool(c.Webhooks.AllowHTTP) }},
+	{"webhooks-timeout", "PLANTSTORE_WEBHOOKS_TIMEOUT", "3s", "4s", func(c config) string { return c.Webhooks.Timeout.String() }},
+	{"webhooks-retry-schedule", "PLANTSTORE_WEBHOOKS_RETRY_SCHEDULE", "1s,1m0s", "2s,2m0s,2h0m0s", func(c config) string { return c.Webhooks.Retries.String() }},
+	{"webhooks-concurrency", "PLANTSTORE_WEBHOOKS_CONCURRENCY", "8", "2", func(c config) string { return strconv.Itoa(c.Webhooks.Concurrency) }},
+	{"webhooks-poll-interval", "PLANTSTORE_WEBHOOKS_POLL_INTERVAL", "250ms", "2s", func(c config) string { return c.Webhooks.PollInterval.String() }},
 }
 
 // TestConfigFieldsCoverEveryFlag keeps configFields complete: a new flag

@@ -53,7 +53,7 @@ func (f scheduleFlag) Set(v string) error {
 	for part := range strings.SplitSeq(v, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(part))
 		if err != nil || d <= 0 {
-			return fmt.Errorf("want positive durations separated by commas, such as 5s,5m,30m")
+			return errors.New("positive durations separated by commas, such as 5s,5m,30m")
 		}
 		out = append(out, d)
 	}

@@ -390,7 +390,9 @@ func TestInternalDestinationsAreRefusedAtDialTime(t *testing.T) {
 func TestAddedAndRemovedEndpoints(t *testing.T) {
 	secret := webhookstest.NewSecret()
 	first := webhookstest.NewReceiver(t, secret)
-	first.SetAnswer(func(webhookstest.Request, int) (int, http.Header) { return http.StatusServiceUnavailable, http.Header{"Retry-After": {"3600"}} })
+	first.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
+		return http.StatusServiceUnavailable, http.Header{"Retry-After": {"3600"}}
+	})
 	second := webhookstest.NewReceiver(t, secret)
 	one, two := endpoint(t, "one", first.URL, secret), endpoint(t, "two", second.URL, secret)
 	s := startSender(t, testConfig(), one)

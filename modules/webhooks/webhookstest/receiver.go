@@ -8,8 +8,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -43,7 +43,8 @@ type Answer func(req Request, n int) (status int, header http.Header)
 type Receiver struct {
 	URL string
 
-	server   *httptest.Server
+	addr     string
+	server   *http.Server
 	verifier *standardwebhooks.Webhook
 	mu       sync.Mutex
 	answer   Answer
@@ -60,11 +61,35 @@ func NewReceiver(t testing.TB, secret string) *Receiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Receiver{verifier: v, perID: make(map[string]int), changed: make(chan struct{})}
-	r.server = httptest.NewServer(http.HandlerFunc(r.serve))
-	r.URL = r.server.URL + "/hooks/plants"
-	t.Cleanup(r.server.Close)
+	r := &Receiver{verifier: v, perID: make(map[string]int), changed: make(chan struct{}), addr: "127.0.0.1:0"}
+	r.Up(t)
+	r.URL = "http://" + r.addr + "/hooks/plants"
+	t.Cleanup(r.Down)
 	return r
+}
+
+// Up starts serving, on the address it had before if it was Down.
+func (r *Receiver) Up(t testing.TB) {
+	t.Helper()
+	ln, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.addr = ln.Addr().String()
+	r.mu.Lock()
+	r.server = &http.Server{Handler: http.HandlerFunc(r.serve)}
+	srv := r.server
+	r.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+}
+
+// Down stops serving: the sender's connections are refused, as they are
+// by a receiver that is down, until Up.
+func (r *Receiver) Down() {
+	r.mu.Lock()
+	srv := r.server
+	r.mu.Unlock()
+	_ = srv.Close()
 }
 
 // SetAnswer scripts the answers from now on.
@@ -73,10 +98,6 @@ func (r *Receiver) SetAnswer(a Answer) {
 	r.answer = a
 	r.mu.Unlock()
 }
-
-// Close stops the receiver: the sender's connections are refused from now
-// on, as they would be by a receiver that is down.
-func (r *Receiver) Close() { r.server.Close() }
 
 func (r *Receiver) serve(w http.ResponseWriter, hr *http.Request) {
 	body, _ := io.ReadAll(hr.Body)
