@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
@@ -47,6 +49,18 @@ func writeFileAtomically(t *testing.T, path, content string) {
 	}
 }
 
+// webhooksConfig is an in-process bolt config sending webhooks to a live
+// receiver on loopback, for the tests that read the webhook metrics.
+func webhooksConfig(t *testing.T) config {
+	t.Helper()
+	cfg := storeConfig(t, plants.StoreBolt)
+	secret := webhookstest.NewSecret()
+	cfg.Webhooks.File = filepath.Join(t.TempDir(), "webhooks.yaml")
+	writeWebhooksFile(t, cfg.Webhooks.File, secret, map[string]*webhookstest.Receiver{"crm": webhookstest.NewReceiver(t, secret)})
+	cfg.Webhooks.AllowPrivate, cfg.Webhooks.AllowHTTP = true, true
+	return cfg
+}
+
 // webhookEnv sends to the test's loopback receivers, and retries every
 // half second for a minute and a half: a receiver that is down through a
 // few crash cycles is waited for, not dead-lettered.
@@ -68,7 +82,7 @@ func webhookEnv(file string) []string {
 func deliveredPlants(t *testing.T, r *webhookstest.Receiver, sent map[int64]plant.Plant) (ids map[int64]bool, duplicates int) {
 	t.Helper()
 	ids = map[int64]bool{}
-	idOf := map[string]int64{}   // webhook-id: plant id
+	idOf := map[string]int64{}    // webhook-id: plant id
 	eventOf := map[int64]string{} // plant id: webhook-id
 	for _, req := range r.Requests() {
 		if req.Status != http.StatusOK {
@@ -335,4 +349,34 @@ func TestWebhookJoinsTheCreatesTrace(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// The webhook metrics pass promtool and count a delivery.
+func TestWebhookMetricsPassPromtool(t *testing.T) {
+	promtool := requireProgram(t, "promtool", "apt-get install prometheus")
+	s := startServer(t, webhooksConfig(t))
+	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var text string
+	eventually(t, 20*time.Second, "the delivery counted and the outbox read empty", func() bool {
+		text = scrape(t, s, false)
+		return strings.Contains(text, `plantstore_webhook_attempts_total{endpoint="crm",outcome="delivered",status_class="2xx"} 1`) &&
+			strings.Contains(text, `plantstore_webhook_pending{endpoint="crm"} 0`)
+	})
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) != 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+	for _, series := range []string{
+		`plantstore_webhook_delivery_latency_seconds_count{endpoint="crm"} 1`,
+		`plantstore_webhook_dead_letters{endpoint="crm"} 0`,
+		`plantstore_webhook_oldest_pending_age_seconds{endpoint="crm"} 0`,
+		`plantstore_webhook_endpoint_gone{endpoint="crm"} 0`,
+	} {
+		if !strings.Contains(text, series) {
+			t.Errorf("the scrape lacks %s", series)
+		}
+	}
 }

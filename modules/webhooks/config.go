@@ -94,6 +94,24 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// withDefaults fills what a Config built without its flags leaves zero,
+// so that the constructors work without Fx and without flags.
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if len(c.Retries) == 0 {
+		c.Retries = DefaultRetries
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 4
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = 500 * time.Millisecond
+	}
+	return c
+}
+
 // lease is how long a claimed delivery stays with its sender: well past an
 // attempt's end, so that only a sender that died loses it to another.
 func (c Config) lease() time.Duration { return 2*c.Timeout + 10*time.Second }

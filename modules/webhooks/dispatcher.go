@@ -62,6 +62,7 @@ type worker struct {
 // NewDispatcher returns a dispatcher of box's deliveries to the endpoints
 // of file. Start starts its loops.
 func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, tp trace.TracerProvider, log *zap.Logger) *Dispatcher {
+	cfg = cfg.withDefaults()
 	base, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{cfg: cfg, box: box, send: newSender(cfg, tp), metrics: metrics, log: log,
 		workers: make(map[string]*worker), base: base, cancel: cancel, stopping: make(chan struct{})}
