@@ -452,3 +452,31 @@ func TestStopLeavesUnfinishedEventsPending(t *testing.T) {
 		t.Fatalf("after the stop: claimed %+v, %v; want the event due again as attempt 2", got, err)
 	}
 }
+
+// A redirect is an answer, and not a 2xx one: it is not followed. An
+// endless answer is read up to 64 KiB: the attempt ends, and a 2xx counts.
+func TestRedirectsAreFailuresAndAnswersAreReadOnlySoFar(t *testing.T) {
+	secret := webhookstest.NewSecret()
+	target := webhookstest.NewReceiver(t, secret)
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	defer redirect.Close()
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		chunk := make([]byte, 32<<10)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return // the sender stopped reading and closed the connection
+			}
+		}
+	}))
+	defer endless.Close()
+	s := startSender(t, testConfig(), endpoint(t, "moved", redirect.URL, secret), endpoint(t, "endless", endless.URL, secret))
+	s.create(t, plant.Plant{ID: 1, Name: "a"})
+	waitMetric(t, "a 3xx failure and an endless 2xx delivered", func() bool {
+		return testutil.ToFloat64(s.metrics.attempts.WithLabelValues("moved", outcomeFailed, "3xx")) >= 1 &&
+			testutil.ToFloat64(s.metrics.attempts.WithLabelValues("endless", outcomeDelivered, "2xx")) == 1
+	})
+	if n := len(target.Requests()); n != 0 {
+		t.Fatalf("the redirect was followed: its target got %d requests", n)
+	}
+}
