@@ -47,6 +47,29 @@ type boltRecord struct {
 	Died        int64  `json:"died,omitempty"` // dead letters: Unix nanoseconds
 }
 
+// A pending delivery's value is its creation time (8 bytes, big-endian Unix
+// nanoseconds) and then its record as JSON, so that Stats reads the age of
+// a large backlog without decoding it. A dead letter's value is the JSON
+// alone.
+func pendingValue(r boltRecord) ([]byte, error) {
+	record, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(record)), uint64(r.Created)), record...), nil
+}
+
+func decodePending(k, v []byte) (boltRecord, error) {
+	var r boltRecord
+	if len(v) < 8 {
+		return r, fmt.Errorf("outbox: delivery %q: a value of %d bytes", k, len(v))
+	}
+	if err := json.Unmarshal(v[8:], &r); err != nil {
+		return r, fmt.Errorf("outbox: delivery %q: %w", k, err)
+	}
+	return r, nil
+}
+
 // pendingKey files a delivery: endpoint, 0, due time (big-endian Unix
 // nanoseconds, so keys sort by it), id. Endpoint names hold no 0 byte.
 func pendingKey(endpoint string, due time.Time, id string) []byte {
@@ -64,7 +87,7 @@ func (o *Bolt) WriteEvent(tx *bolt.Tx, ev Event, endpoints []string) error {
 	now := o.now()
 	for _, ep := range endpoints {
 		r := boltRecord{ID: NewID(), Endpoint: ep, Body: ev.Body, TraceParent: ev.TraceParent, Created: now.UnixNano()}
-		v, err := json.Marshal(r)
+		v, err := pendingValue(r)
 		if err != nil {
 			return err
 		}
@@ -89,9 +112,9 @@ func (o *Bolt) Claim(_ context.Context, endpoint string, max int, lease time.Dur
 		due := pendingKey(endpoint, now, "\xff")
 		c := tx.Bucket(boltstore.OutboxBucket).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, due) <= 0 && len(out) < max; k, v = c.Next() {
-			var r boltRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("outbox: delivery %q: %w", k, err)
+			r, err := decodePending(k, v)
+			if err != nil {
+				return err
 			}
 			if until, ok := o.leased[r.ID]; ok && now.Before(until) {
 				continue
@@ -131,7 +154,7 @@ func (o *Bolt) Retry(ctx context.Context, d Delivery, after time.Duration, reaso
 			return err
 		}
 		r.Attempts, r.LastError = d.Attempt, reason
-		v, err := json.Marshal(r)
+		v, err := pendingValue(*r)
 		if err != nil {
 			return err
 		}
@@ -163,8 +186,8 @@ func (o *Bolt) take(b *bolt.Bucket, d Delivery) (*boltRecord, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var r boltRecord
-	if err := json.Unmarshal(v, &r); err != nil {
+	r, err := decodePending(d.key, v)
+	if err != nil {
 		return nil, err
 	}
 	return &r, b.Delete(d.key)
@@ -207,7 +230,7 @@ func (o *Bolt) Redeliver(ctx context.Context, id string) error {
 			return err
 		}
 		r.Attempts, r.LastError, r.Died = 0, "", 0
-		nv, err := json.Marshal(r)
+		nv, err := pendingValue(r)
 		if err != nil {
 			return err
 		}
@@ -250,17 +273,17 @@ func (o *Bolt) DropExcept(ctx context.Context, keep []string) (map[string]int, e
 func (o *Bolt) Stats(context.Context) (map[string]Stats, error) {
 	out := make(map[string]Stats)
 	err := o.view(func(tx *bolt.Tx) error {
-		err := tx.Bucket(boltstore.OutboxBucket).ForEach(func(_, v []byte) error {
-			var r boltRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
+		err := tx.Bucket(boltstore.OutboxBucket).ForEach(func(k, v []byte) error {
+			if len(v) < 8 {
+				return fmt.Errorf("outbox: delivery %q: a value of %d bytes", k, len(v))
 			}
-			s := out[r.Endpoint]
+			ep := string(k[:bytes.IndexByte(k, 0)])
+			s := out[ep]
 			s.Pending++
-			if created := time.Unix(0, r.Created); s.OldestPending.IsZero() || created.Before(s.OldestPending) {
+			if created := time.Unix(0, int64(binary.BigEndian.Uint64(v))); s.OldestPending.IsZero() || created.Before(s.OldestPending) {
 				s.OldestPending = created
 			}
-			out[r.Endpoint] = s
+			out[ep] = s
 			return nil
 		})
 		if err != nil {

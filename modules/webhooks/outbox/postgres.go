@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -169,6 +168,3 @@ func (o *Postgres) Stats(ctx context.Context) (map[string]Stats, error) {
 	})
 	return out, err
 }
-
-// IsNotFound reports whether err is ErrNotFound.
-func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
