@@ -38,6 +38,7 @@ func run(t *testing.T, cfg chaos.Config) {
 		cfg.Calm = 5 * time.Second
 	}
 	cfg.Dir = artifacts(t, cfg.Store)
+	cfg.Logf = t.Logf
 	t.Logf("chaos: store=%s seed=%d (replay: CHAOS_SEED=%d) artifacts=%s", cfg.Store, cfg.Seed, cfg.Seed, cfg.Dir)
 	if _, err := os.Stat("/usr/sbin/haproxy"); err != nil && os.Getenv("CI") != "true" {
 		// exec.LookPath in StartHAProxy finds it elsewhere too; this only

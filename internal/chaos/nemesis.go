@@ -18,6 +18,7 @@ type Cluster struct {
 	Postgres *pgtest.Cluster // nil for bolt
 	LB       *HAProxy
 	History  *History
+	Logf     func(format string, args ...any) // progress, may be nil
 
 	mu         sync.Mutex
 	violations []string
@@ -250,6 +251,9 @@ func RunNemesis(ctx context.Context, c *Cluster, schedule Schedule, deadline tim
 			break
 		}
 		rec := FaultRecord{Name: f.Name, Start: c.History.Now()}
+		if c.Logf != nil {
+			c.Logf("fault %d: %s", i+1, f.Name)
+		}
 		rec.Err = f.run(ctx, c, rng, &rec)
 		rec.End = c.History.Now()
 		faults = append(faults, rec)

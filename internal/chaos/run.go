@@ -1,8 +1,9 @@
 package chaos
 
 import (
+	"bufio"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -43,11 +44,16 @@ func (r Result) Failed() bool { return r.Verdict.Result != "Ok" || len(r.Violati
 // newPostgres gives the database cluster (a pgtest TCP cluster); it is not
 // called for bolt.
 func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (Result, error) {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	logf("building plantstore")
 	bin, err := BuildBinary(cfg.Dir)
 	if err != nil {
 		return Result{}, err
 	}
-	c := &Cluster{History: NewHistory()}
+	c := &Cluster{History: NewHistory(), Logf: logf}
 	var replicaEnv func(i int) []string
 	switch cfg.Store {
 	case "postgres":
@@ -87,6 +93,7 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 			r.Stop()
 		}
 	}()
+	logf("starting %d %s replicas and HAProxy", cfg.Replicas, cfg.Store)
 	// Started one after the other: the first applies the migrations.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -113,6 +120,7 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	loadDone := make(chan struct{})
 	go func() { w.Run(loadCtx, c.History); close(loadDone) }()
 
+	logf("load: %d clients on %d ids; faults begin", cfg.Clients, cfg.IDs)
 	deadline := time.Now().Add(cfg.Duration)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6e656d65736973)) // the nemesis' own stream
 	faults, phases, nemesisErr := RunNemesis(ctx, c, ShortSchedule(cfg.Store), deadline, cfg.Store, rng, cfg.Calm)
@@ -122,11 +130,13 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		c.Violate("the cluster did not recover: %v", nemesisErr)
 	}
 
+	logf("faults done; reading every id back")
 	readCtx, cancelRead := context.WithTimeout(ctx, 5*time.Minute)
 	w.FinalReads(readCtx, c.History)
 	cancelRead()
 	ops := c.History.Ops()
 	judge(c, ops, faults)
+	logf("checking %d operations", len(ops))
 	v, err := Check(ops, ids, faults, 5*time.Minute, cfg.Dir)
 	if err != nil {
 		return Result{}, err
@@ -134,7 +144,29 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	res := Result{Verdict: v, Violations: c.Violations()}
 	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, res.Violations)
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
-		return res, errors.Join(err)
+		return res, err
 	}
-	return res, nil
+	return res, writeHistory(filepath.Join(cfg.Dir, "history.jsonl"), ops)
+}
+
+// writeHistory keeps the history, one operation a line, for a look after
+// the run (which replica answered what, when).
+func writeHistory(path string, ops []Op) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for _, op := range ops {
+		if err := enc.Encode(op); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -153,4 +153,3 @@ func longestWithoutWrite(ops []Op) (gap, at time.Duration) {
 	}
 	return gap, at
 }
-
