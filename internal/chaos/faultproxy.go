@@ -51,6 +51,15 @@ func (f *FaultProxy) Reset() error {
 	return f.add(`{"name":"reset","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`)
 }
 
+// Blackhole drops every byte both ways, on the connections open and on new
+// ones (which the proxy still accepts), until Clear: a network partition.
+func (f *FaultProxy) Blackhole() error {
+	if err := f.add(`{"name":"blackhole-up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`); err != nil {
+		return err
+	}
+	return f.add(`{"name":"blackhole-down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`)
+}
+
 // Clear removes every toxic.
 func (f *FaultProxy) Clear() { f.proxy.Toxics.ResetToxics(context.Background()) }
 

@@ -108,7 +108,12 @@ var (
 		}
 		return c.whole(ctx)
 	}}
-	Cut     = Fault{"cut", cut}
+	Cut = Fault{"cut", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
+		return cut(ctx, c, rng, rec, false)
+	}}
+	Partition = Fault{"partition", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
+		return cut(ctx, c, rng, rec, true)
+	}}
 	Latency = Fault{"latency", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
 		i := rng.IntN(len(c.Replicas))
 		ms, hold := 100+rng.IntN(201), time.Duration(4000+rng.IntN(4001))*time.Millisecond
@@ -133,15 +138,30 @@ var (
 	}}
 )
 
-// cut partitions one replica from the database for 5 to 10 s. Its /readyz
-// must turn 503 within 2 s (the spec's bound) and HAProxy must take it out.
-func cut(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
+// cut separates one replica from the database for 5 to 10 s: a cut closes
+// its connections and refuses new ones (the database host is gone), a
+// blackhole keeps them open and drops every byte (a network partition,
+// where only timeouts tell). Either way its /readyz must turn 503 within
+// 2 s (the spec's bound) and HAProxy must take it out.
+func cut(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord, blackhole bool) error {
 	i := rng.IntN(len(c.Replicas))
 	r := c.Replicas[i]
 	hold := time.Duration(5000+rng.IntN(5001)) * time.Millisecond
-	rec.Detail, rec.Replica = fmt.Sprintf("%s cut from the database for %s", r.Name, hold), r.Name
+	how := "cut from"
+	if blackhole {
+		how = "partitioned (blackhole) from"
+	}
+	rec.Detail, rec.Replica = fmt.Sprintf("%s %s the database for %s", r.Name, how, hold), r.Name
 	start := time.Now()
-	c.Proxies[i].Cut()
+	heal := c.Proxies[i].Heal
+	if blackhole {
+		if err := c.Proxies[i].Blackhole(); err != nil {
+			return err
+		}
+		heal = func() error { c.Proxies[i].Clear(); return nil }
+	} else {
+		c.Proxies[i].Cut()
+	}
 	// Poll readiness as a kubelet would, every 100 ms, each probe bounded
 	// by its own timeout.
 	client := &http.Client{Timeout: 3 * time.Second}
@@ -150,20 +170,20 @@ func cut(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) erro
 	}
 	rec.ReadyzAfter = time.Since(start)
 	if rec.ReadyzAfter > 2*time.Second {
-		c.Violate("cut: %s's /readyz turned 503 after %s, over 2s", r.Name, rec.ReadyzAfter.Round(time.Millisecond))
+		c.Violate("%s: %s's /readyz turned 503 after %s, over 2s", rec.Name, r.Name, rec.ReadyzAfter.Round(time.Millisecond))
 	}
 	wctx, cancel := context.WithTimeout(ctx, hold)
 	downAt, err := c.LB.WaitStatus(wctx, r.Name, "DOWN")
 	cancel()
 	if err != nil {
-		c.Violate("cut: %v", err)
+		c.Violate("%s: %v", rec.Name, err)
 	} else {
 		rec.HAProxyAfter = downAt.Sub(start)
 		rec.Down = c.History.Now() - time.Since(downAt)
 	}
 	sleep(ctx, hold-time.Since(start))
 	rec.Healed = c.History.Now()
-	if err := c.Proxies[i].Heal(); err != nil {
+	if err := heal(); err != nil {
 		return err
 	}
 	return c.whole(ctx)
@@ -214,7 +234,7 @@ func ShortSchedule(store string) Schedule {
 	if store == "bolt" {
 		return Schedule{Kill, Kill, Kill}
 	}
-	return Schedule{Kill, Latency, Reset, Cut, PostgresCrash, Rolling}
+	return Schedule{Kill, Latency, Reset, Cut, Partition, PostgresCrash, Rolling}
 }
 
 // RandomFault draws the next fault of a long run.

@@ -90,7 +90,7 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 	fmt.Fprintf(&b, "faults: %d\n", len(faults))
 	for _, f := range faults {
 		fmt.Fprintf(&b, "  %6.1fs-%6.1fs %-15s %s", f.Start.Seconds(), f.End.Seconds(), f.Name, f.Detail)
-		if f.Name == Cut.Name {
+		if f.Name == Cut.Name || f.Name == Partition.Name {
 			fmt.Fprintf(&b, "; /readyz 503 after %s, out of HAProxy after %s", f.ReadyzAfter.Round(time.Millisecond), f.HAProxyAfter.Round(time.Millisecond))
 		}
 		if f.Err != nil {
