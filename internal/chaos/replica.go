@@ -181,44 +181,48 @@ func (r *Replica) ReadyzStatus(client *http.Client) int {
 
 // Kill sends SIGKILL and waits for the process to be gone.
 func (r *Replica) Kill() error {
-	_, err := r.signal(syscall.SIGKILL, 10*time.Second)
-	return err
+	return r.signal(syscall.SIGKILL, 10*time.Second)
 }
 
 // Terminate sends SIGTERM and waits for the drain and shutdown; a clean
 // stop exits 0.
 func (r *Replica) Terminate() error {
-	waitErr, err := r.signal(syscall.SIGTERM, 60*time.Second)
-	if err != nil {
+	if err := r.signal(syscall.SIGTERM, 60*time.Second); err != nil {
 		return err
 	}
+	r.mu.Lock()
+	waitErr := r.waitErr
+	r.mu.Unlock()
 	if waitErr != nil {
 		return fmt.Errorf("%s after SIGTERM: %v (log %s)", r.Name, waitErr, r.logPath)
 	}
 	return nil
 }
 
-func (r *Replica) signal(sig syscall.Signal, wait time.Duration) (error, error) {
+// signal sends sig and waits for the process to exit; its exit status is
+// then in waitErr.
+func (r *Replica) signal(sig syscall.Signal, wait time.Duration) error {
 	r.mu.Lock()
 	cmd, exited := r.cmd, r.exited
 	r.mu.Unlock()
 	if cmd == nil {
-		return nil, fmt.Errorf("%s: not running", r.Name)
+		return fmt.Errorf("%s: not running", r.Name)
 	}
 	if err := cmd.Process.Signal(sig); err != nil {
-		return nil, err
+		return err
 	}
+	var err error
 	select {
 	case <-exited:
 	case <-time.After(wait):
 		_ = cmd.Process.Kill()
 		<-exited
-		return nil, fmt.Errorf("%s did not exit within %s of %s", r.Name, wait, sig)
+		err = fmt.Errorf("%s did not exit within %s of %s", r.Name, wait, sig)
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.cmd = nil
-	return r.waitErr, nil
+	r.mu.Unlock()
+	return err
 }
 
 // Stop kills the process if it runs (the end of a run).
