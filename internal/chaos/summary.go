@@ -13,10 +13,12 @@ import (
 // the 5xx rule, the rolling restart without failures, no request routed to
 // a cut replica once HAProxy took it out.
 func judge(c *Cluster, ops []Op, faults []FaultRecord) {
+	// during finds a picked fault that op overlaps: an operation invoked
+	// just before a kill is in flight when it lands.
 	during := func(op Op, pick func(FaultRecord) bool) *FaultRecord {
 		for i := range faults {
 			f := &faults[i]
-			if pick(*f) && op.Call >= f.Start && op.Call <= f.End {
+			if pick(*f) && op.Call <= f.End && op.Return >= f.Start {
 				return f
 			}
 		}
