@@ -136,7 +136,6 @@ EOF
     "ENV PGDATA=/var/lib/postgresql/data" \
     "EXPOSE 5432" \
     "VOLUME /var/lib/postgresql/data" \
-    "STOPSIGNAL SIGINT" \
     'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]'
   rm -rf "$root"
   ;;
@@ -152,7 +151,6 @@ foreign) log "$HAPROXY is a real image (no $KEY_LABEL label); leaving it" ;;
   mkdir -p "$root/usr/local/etc/haproxy" "$root/var/lib/haproxy"
   import_image "$HAPROXY" "$root" "$key" \
     "USER haproxy" \
-    "STOPSIGNAL SIGUSR1" \
     'ENTRYPOINT ["/usr/sbin/haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]'
   rm -rf "$root"
   ;;
