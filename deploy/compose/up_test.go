@@ -56,6 +56,9 @@ func TestComposeUp(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, append([]string{"-p", project, "-f", "docker-compose.yaml"}, args...)...)
 		cmd.Env = env
+		// docker-compose's own children (docker build) may outlive it and
+		// hold its output open; stop waiting for them.
+		cmd.WaitDelay = 10 * time.Second
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
