@@ -12,7 +12,7 @@ import (
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.RateLimit, "rate-limit", 0, "API requests per second allowed per token, 0 for no limit; more are answered 429")
 	fs.IntVar(&c.RateBurst, "rate-burst", 20, "API requests a token may send at once under --rate-limit")
-	fs.StringVar(&c.TokensFile, "tokens-file", "", "file of API tokens, one per line, # comments; reloaded on change")
+	fs.StringVar(&c.TokensFile, "tokens-file", "", "file of API tokens, one per line as <token> [name=<name>] [<scope> ...] (no scope: every scope), # comments; reloaded on change")
 	c.Tokens = nil
 	fs.Var(tokenList{&c.Tokens}, "tokens", "comma-separated API tokens (for development; prefer --tokens-file)")
 }
