@@ -154,15 +154,15 @@ func (s *SubjectScopes) Set(v string) error {
 		sub, scopes, ok := strings.Cut(entry, "=")
 		sub = strings.TrimSpace(sub)
 		if !ok || sub == "" {
-			return fmt.Errorf("%q: want sub=scope [scope ...]", entry)
+			return errors.New("sub=scope [scope ...], comma-separated")
 		}
 		if _, dup := m[sub]; dup {
-			return fmt.Errorf("subject %q listed twice", sub)
+			return fmt.Errorf("each subject once (%q is listed twice)", sub)
 		}
 		list := []string{}
 		for _, scope := range strings.Fields(scopes) {
 			if !slices.Contains(principal.Scopes, scope) {
-				return fmt.Errorf("subject %q: unknown scope %q (known: %s)", sub, scope, strings.Join(principal.Scopes, ", "))
+				return fmt.Errorf("scopes among %s (%q, for %q, is not one)", strings.Join(principal.Scopes, ", "), scope, sub)
 			}
 			if !slices.Contains(list, scope) {
 				list = append(list, scope)
