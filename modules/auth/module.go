@@ -47,18 +47,26 @@ func newMiddleware(tokens *Tokens, jwt *jwtauth.Verifier, reg prometheus.Registe
 	return NewMiddleware(authns, reg)
 }
 
-// newJWT is the JWT verifier, nil when JWTs are off. Its keys are fetched
-// at start and refreshed until stop.
-func newJWT(cfg Config, lc fx.Lifecycle, log *zap.Logger, reg prometheus.Registerer) (*jwtauth.Verifier, error) {
+// JWT is the JWT verifier and its keys, both nil when JWTs are off.
+type JWT struct {
+	fx.Out
+
+	Verifier *jwtauth.Verifier
+	Keys     *jwtauth.KeySource
+}
+
+// newJWT builds the JWT verifier when JWTs are on. Its keys are fetched at
+// start and refreshed until stop.
+func newJWT(cfg Config, lc fx.Lifecycle, log *zap.Logger, reg prometheus.Registerer) (JWT, error) {
 	if !cfg.JWT.Enabled() {
-		return nil, nil
+		return JWT{}, nil
 	}
 	keys, err := jwtauth.NewKeySource(cfg.JWT, log, reg)
 	if err != nil {
-		return nil, err
+		return JWT{}, err
 	}
 	lc.Append(fx.Hook{OnStart: keys.Start, OnStop: keys.Stop})
-	return jwtauth.NewVerifier(cfg.JWT, keys), nil
+	return JWT{Verifier: jwtauth.NewVerifier(cfg.JWT, keys), Keys: keys}, nil
 }
 
 func newRateLimit(cfg Config, reg prometheus.Registerer) (httpserver.Middleware, error) {

@@ -1,0 +1,219 @@
+package main
+
+// Black-box tests of JWT bearer tokens from an issuer on loopback, through
+// the real app, side by side with the static tokens.
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/plantstore/plantstore/modules/auth/jwtauth"
+	"github.com/plantstore/plantstore/modules/auth/jwtauth/jwttest"
+	"github.com/plantstore/plantstore/modules/auth/principal"
+)
+
+const jwtAudience = "plantstore"
+
+// jwtServer is an app that accepts the JWTs of a loopback issuer (an RS256
+// and an ES256 key published), and testToken; its logs are kept.
+type jwtServer struct {
+	*testServer
+	iss      *jwttest.Issuer
+	rsa, ec  *jwttest.Key
+	keys     *jwtauth.KeySource
+	logs     *observer.ObservedLogs
+	mappedSA string
+}
+
+func startJWTServer(t *testing.T) *jwtServer {
+	t.Helper()
+	iss, err := jwttest.NewIssuer("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(iss.Close)
+	js := &jwtServer{iss: iss, mappedSA: "system:serviceaccount:shop:dashboard"}
+	if js.rsa, err = jwttest.NewKey("RS256", "rsa-1"); err != nil {
+		t.Fatal(err)
+	}
+	if js.ec, err = jwttest.NewKey("ES256", "ec-1"); err != nil {
+		t.Fatal(err)
+	}
+	iss.Publish(js.rsa, js.ec)
+	cfg := testConfig(t)
+	cfg.Auth.JWT = jwtauth.Config{
+		Issuer: iss.URL, Audience: jwtAudience, ScopeClaim: "scope", Refresh: time.Hour,
+		SubjectScopes: jwtauth.SubjectScopes{js.mappedSA: {principal.ScopePlantsRead}},
+	}
+	core, logs := observer.New(zap.InfoLevel)
+	js.logs = logs
+	js.testServer = startServer(t, cfg,
+		fx.Decorate(func(*zap.Logger) *zap.Logger { return zap.New(core) }),
+		fx.Populate(&js.keys))
+	return js
+}
+
+// token is a JWT for sub with scope (no scope claim when ""), signed by key,
+// valid for a minute; edit changes its claims before signing.
+func (js *jwtServer) token(key *jwttest.Key, sub, scope string, edit ...func(map[string]any)) string {
+	claims := js.iss.Claims(jwtAudience, sub, time.Minute)
+	if scope != "" {
+		claims["scope"] = scope
+	}
+	for _, e := range edit {
+		e(claims)
+	}
+	return key.Sign(claims)
+}
+
+// TestJWTScopes: every operation with JWTs of each scope, the scopes from
+// the claim or from the subject mapping (a Kubernetes ServiceAccount).
+func TestJWTScopes(t *testing.T) {
+	js := startJWTServer(t)
+	read, write := principal.ScopePlantsRead, principal.ScopePlantsWrite
+	for _, tc := range []struct {
+		name, token string
+		has         map[string]bool
+	}{
+		{"both scopes, RS256", js.token(js.rsa, "ci", "plants:read plants:write"), map[string]bool{read: true, write: true}},
+		{"plants:read, ES256", js.token(js.ec, "dashboard", "openid plants:read"), map[string]bool{read: true}},
+		{"plants:write as an scp list", js.token(js.ec, "loader", "", func(c map[string]any) { c["scp"] = []string{"plants:write"} }), map[string]bool{write: true}},
+		{"ServiceAccount mapped to plants:read", js.token(js.rsa, js.mappedSA, ""), map[string]bool{read: true}},
+		{"no scope at all", js.token(js.rsa, "nobody", ""), map[string]bool{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assertScopes(t, js.testServer, tc.token, tc.has) })
+	}
+	// Static tokens keep working beside JWTs.
+	if r := js.do(t, js.request(t, http.MethodGet, "/plants", testToken, "", nil)); r.Status != http.StatusOK {
+		t.Fatalf("static token beside JWTs: %d", r.Status)
+	}
+}
+
+// TestJWTRefused: each kind of bad JWT is a 401 with invalid_token, counted
+// by its reason.
+func TestJWTRefused(t *testing.T) {
+	js := startJWTServer(t)
+	stranger, err := jwttest.NewKey("ES256", "ec-1") // a known kid, another key
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(k string, v any) func(map[string]any) { return func(c map[string]any) { c[k] = v } }
+	now := time.Now()
+	valid := js.iss.Claims(jwtAudience, "ci", time.Minute)
+	for _, tc := range []struct {
+		name, token, reason, message string
+	}{
+		{"expired", js.token(js.ec, "ci", "plants:read", set("exp", now.Add(-time.Hour).Unix())), jwtauth.ReasonExpired, "the bearer token has expired"},
+		{"not yet valid", js.token(js.ec, "ci", "plants:read", set("nbf", now.Add(time.Hour).Unix())), jwtauth.ReasonNotYetValid, ""},
+		{"wrong audience", js.token(js.ec, "ci", "plants:read", set("aud", "billing")), jwtauth.ReasonBadAudience, ""},
+		{"wrong issuer", js.token(js.ec, "ci", "plants:read", set("iss", "https://issuer.example")), jwtauth.ReasonBadIssuer, ""},
+		{"no exp", js.token(js.ec, "ci", "plants:read", func(c map[string]any) { delete(c, "exp") }), jwtauth.ReasonMissingClaim, ""},
+		{"bad signature", stranger.Sign(valid), jwtauth.ReasonBadSignature, ""},
+		{"alg none", jwttest.Unsigned("ec-1", valid), jwtauth.ReasonBadAlgorithm, ""},
+		{"HMAC with the public key", jwttest.HMAC("rsa-1", js.rsa.PublicKeyBytes(), valid), jwtauth.ReasonBadAlgorithm, ""},
+		{"unknown kid", js.ec.SignWithHeader(map[string]any{"alg": "ES256", "kid": "ec-404"}, valid), jwtauth.ReasonUnknownKey, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			metric := `plantstore_auth_failures_total{reason="` + tc.reason + `"}`
+			before := js.metric(t, metric)
+			r := js.do(t, js.request(t, http.MethodGet, "/plants", tc.token, "", nil))
+			message := tc.message
+			if message == "" {
+				message = "the bearer token is not valid"
+			}
+			assertErrorMessage(t, r, http.StatusUnauthorized, message)
+			if got := r.Header.Get("WWW-Authenticate"); got != invalidChallenge {
+				t.Fatalf("WWW-Authenticate = %q, want %q", got, invalidChallenge)
+			}
+			if got := js.metric(t, metric); got != before+1 {
+				t.Fatalf("%s = %v, want %v", metric, got, before+1)
+			}
+		})
+	}
+}
+
+// TestJWTRotationAndIssuerDown: a key published mid-run is picked up by the
+// first token that names it; with the issuer down, the keys in hand keep
+// working, /readyz stays 200 and plantstore_auth_jwks_up turns 0.
+func TestJWTRotationAndIssuerDown(t *testing.T) {
+	js := startJWTServer(t)
+	next, err := jwttest.NewKey("EdDSA", "ed-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js.iss.Publish(js.ec, next) // the rotation: rsa-1 retired, ed-2 new
+	if r := js.do(t, js.request(t, http.MethodGet, "/plants", js.token(next, "ci", "plants:read"), "", nil)); r.Status != http.StatusOK {
+		t.Fatalf("token of the new key: %d %s", r.Status, r.Body)
+	}
+	if got := js.metric(t, "plantstore_auth_jwks_keys"); got != 2 {
+		t.Fatalf("plantstore_auth_jwks_keys = %v, want 2", got)
+	}
+
+	js.iss.SetDown(true)
+	if err := js.keys.Refresh(context.Background()); err == nil { // what the background refresh does
+		t.Fatal("a refresh with the issuer down succeeded")
+	}
+	if got := js.metric(t, "plantstore_auth_jwks_up"); got != 0 {
+		t.Fatalf("plantstore_auth_jwks_up = %v with the issuer down", got)
+	}
+	if r := js.do(t, js.request(t, http.MethodPost, "/plants", js.token(js.ec, "ci", "plants:write"), "application/json", []byte(`{"id":5,"name":"Fern"}`))); r.Status != http.StatusOK {
+		t.Fatalf("token of a kept key with the issuer down: %d %s", r.Status, r.Body)
+	}
+	resp, err := js.Client.Get(js.Admin + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz = %d with the issuer down, want 200", resp.StatusCode)
+	}
+}
+
+// TestJWTCallerInAccessLog: the access log names a JWT's caller by its sub,
+// and never shows the token.
+func TestJWTCallerInAccessLog(t *testing.T) {
+	js := startJWTServer(t)
+	token := js.token(js.ec, js.mappedSA, "")
+	if r := js.do(t, js.request(t, http.MethodGet, "/plants", token, "", nil)); r.Status != http.StatusOK {
+		t.Fatalf("GET = %d", r.Status)
+	}
+	expired := js.token(js.ec, "ci", "", func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() })
+	if r := js.do(t, js.request(t, http.MethodGet, "/plants", expired, "", nil)); r.Status != http.StatusUnauthorized {
+		t.Fatalf("expired = %d", r.Status)
+	}
+	var callers []string
+	eventually(t, 10*time.Second, "both access lines", func() bool { return js.logs.FilterLoggerName("access").Len() >= 2 })
+	for _, e := range js.logs.FilterLoggerName("access").All() {
+		if c, ok := e.ContextMap()["caller"].(string); ok {
+			callers = append(callers, c)
+		}
+	}
+	if len(callers) != 1 || callers[0] != js.mappedSA {
+		t.Fatalf("access log callers %q, want only %q (the refused request has none)", callers, js.mappedSA)
+	}
+	for _, e := range js.logs.All() {
+		line := e.Message + " " + strings.Join(fieldStrings(e.ContextMap()), " ")
+		for _, tok := range []string{token, expired, strings.Split(token, ".")[2], strings.Split(expired, ".")[2]} {
+			if strings.Contains(line, tok) {
+				t.Fatalf("a log line shows a token: %s", line)
+			}
+		}
+	}
+}
+
+func fieldStrings(m map[string]any) []string {
+	var out []string
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out = append(out, k+"="+s)
+		}
+	}
+	return out
+}
