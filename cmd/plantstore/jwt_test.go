@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -216,4 +217,34 @@ func fieldStrings(m map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// TestJWTWithoutStaticTokens: with JWTs on, no static token is needed; the
+// program starts and answers JWTs only.
+func TestJWTWithoutStaticTokens(t *testing.T) {
+	clearEnv(t)
+	iss, err := jwttest.NewIssuer("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer iss.Close()
+	key, err := jwttest.NewKey("EdDSA", "ed-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss.Publish(key)
+	cfg, err := parseConfig([]string{"--jwt-jwks-url=" + iss.JWKSURL, "--jwt-audience=" + jwtAudience,
+		"--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--store=memory", "--log-level=error"}, io.Discard)
+	if err != nil {
+		t.Fatalf("JWTs alone: %v", err)
+	}
+	s := startServer(t, cfg)
+	claims := iss.Claims(jwtAudience, "ci", time.Minute)
+	claims["scope"] = "plants:read"
+	if r := s.do(t, s.request(t, http.MethodGet, "/plants", key.Sign(claims), "", nil)); r.Status != http.StatusOK {
+		t.Fatalf("JWT = %d %s", r.Status, r.Body)
+	}
+	if r := s.do(t, s.request(t, http.MethodGet, "/plants", testToken, "", nil)); r.Status != http.StatusUnauthorized {
+		t.Fatalf("static token with none configured = %d", r.Status)
+	}
 }
