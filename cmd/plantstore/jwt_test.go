@@ -248,3 +248,33 @@ func TestJWTWithoutStaticTokens(t *testing.T) {
 		t.Fatalf("static token with none configured = %d", r.Status)
 	}
 }
+
+// TestJWTCallerInSpan: the server span names the caller (enduser.id) by the
+// JWT's sub, and no attribute holds the token.
+func TestJWTCallerInSpan(t *testing.T) {
+	rcv := startOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	t.Setenv("OTEL_TRACES_EXPORTER", "")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50") // ms: export while the app runs
+	js := startJWTServer(t)
+	token := js.token(js.ec, "ci-pipeline", "plants:write")
+	tc := newTraceContext(t)
+	req := tracedCreate(t, js.API, tc, `{"id":9,"name":"Ivy"}`)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if r := js.do(t, req); r.Status != http.StatusOK {
+		t.Fatalf("create = %d %s", r.Status, r.Body)
+	}
+	var got requestSpans
+	eventually(t, 20*time.Second, "the server span", func() bool {
+		var ok bool
+		got, ok = rcv.find(tc, "POST /plants")
+		return ok
+	})
+	wantAttributes(t, got.server, map[string]string{"enduser.id": "ci-pipeline"})
+	for k, v := range attrMap(got.server.GetAttributes()) {
+		if strings.Contains(v, strings.Split(token, ".")[2]) {
+			t.Fatalf("span attribute %s holds the token", k)
+		}
+	}
+}
