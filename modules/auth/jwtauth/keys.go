@@ -46,8 +46,9 @@ type KeySource struct {
 	count       prometheus.Gauge
 	fetches     *prometheus.CounterVec
 
-	stop chan struct{}
-	done chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 }
 
 // MinKIDRefresh is the least time between two fetches caused by unknown
@@ -136,9 +137,9 @@ func (k *KeySource) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends the background refresh.
+// Stop ends the background refresh; a second Stop does nothing.
 func (k *KeySource) Stop(context.Context) error {
-	close(k.stop)
+	k.stopOnce.Do(func() { close(k.stop) })
 	<-k.done
 	return nil
 }
@@ -162,8 +163,6 @@ func (k *KeySource) loop(lastOK bool) {
 }
 
 func (k *KeySource) fetchLogged(ctx context.Context) bool {
-	k.fetchMu.Lock()
-	defer k.fetchMu.Unlock()
 	if err := k.Refresh(ctx); err != nil {
 		k.log.Warn("JWT keys not fetched; keeping the keys in use", zap.Error(err), zap.Int("keys", k.keys.Load().len()))
 		return false
@@ -171,9 +170,16 @@ func (k *KeySource) fetchLogged(ctx context.Context) bool {
 	return true
 }
 
-// Refresh fetches the keys now and, when that works, puts them in use. The
-// caller holds fetchMu (or is a test).
+// Refresh fetches the keys now and, when that works, puts them in use;
+// when it fails, the keys in use stay.
 func (k *KeySource) Refresh(ctx context.Context) error {
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	return k.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh with fetchMu held.
+func (k *KeySource) refreshLocked(ctx context.Context) error {
 	set, err := k.fetch(ctx)
 	if err != nil {
 		k.up.Set(0)
@@ -208,7 +214,7 @@ func (k *KeySource) Key(ctx context.Context, kid string) (verifyKey, bool) {
 	k.lastKIDRefresh = now
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 	defer cancel()
-	if err := k.Refresh(ctx); err != nil {
+	if err := k.refreshLocked(ctx); err != nil {
 		k.log.Warn("JWT keys not fetched for an unknown key id; keeping the keys in use", zap.Error(err))
 		return verifyKey{}, false
 	}

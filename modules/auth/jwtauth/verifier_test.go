@@ -369,3 +369,24 @@ func TestVerifiedCacheBound(t *testing.T) {
 		t.Fatalf("entries %v", c.entries)
 	}
 }
+
+// TestKeySourceRefreshesInBackground: a key the issuer publishes is picked
+// up by the background refresh, with no token asking for it; Stop ends it.
+func TestKeySourceRefreshesInBackground(t *testing.T) {
+	ti := startIssuer(t, Config{Refresh: 20 * time.Millisecond})
+	next := newKey(t, "EdDSA", "ed-2")
+	ti.Publish(ti.rsa, next)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := ti.keys.keys.Load().lookup("ed-2"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background refresh did not pick up the new key (%d JWKS fetches)", ti.JWKSFetches())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := ti.keys.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
