@@ -108,6 +108,10 @@ var configFields = []struct {
 	{"jwt-jwks-refresh", "PLANTSTORE_JWT_JWKS_REFRESH", "10m0s", "1m0s", func(c config) string { return c.Auth.JWT.Refresh.String() }},
 }
 
+// flagExamples are values for flags that refuse the placeholder "x" as they
+// parse it (TestEnvVarIsTheOneFFReads).
+var flagExamples = map[string]string{"jwt-subject-scopes": "x=plants:read"}
+
 // configFieldNeeds are the other settings a row's flag needs to be valid:
 // the JWT flags are refused unless JWTs are on, which needs an audience.
 var configFieldNeeds = map[string]map[string]string{
