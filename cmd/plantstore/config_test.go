@@ -106,6 +106,13 @@ var configFields = []struct {
 	{"jwt-ca-file", "PLANTSTORE_JWT_CA_FILE", "/run/env-ca.crt", "/run/flag-ca.crt", func(c config) string { return c.Auth.JWT.CAFile }},
 	{"jwt-fetch-token-file", "PLANTSTORE_JWT_FETCH_TOKEN_FILE", "/run/env-token", "/run/flag-token", func(c config) string { return c.Auth.JWT.FetchToken }},
 	{"jwt-jwks-refresh", "PLANTSTORE_JWT_JWKS_REFRESH", "10m0s", "1m0s", func(c config) string { return c.Auth.JWT.Refresh.String() }},
+	{"webhooks-file", "PLANTSTORE_WEBHOOKS_FILE", "/run/env-hooks.yaml", "/run/flag-hooks.yaml", func(c config) string { return c.Webhooks.File }},
+	{"webhooks-allow-private", "PLANTSTORE_WEBHOOKS_ALLOW_PRIVATE", "true", "false", func(c config) string { return strconv.FormatBool(c.Webhooks.AllowPrivate) }},
+	{"webhooks-allow-http", "PLANTSTORE_WEBHOOKS_ALLOW_HTTP", "true", "false", func(c config) string { return strconv.FormatBool(c.Webhooks.AllowHTTP) }},
+	{"webhooks-timeout", "PLANTSTORE_WEBHOOKS_TIMEOUT", "3s", "4s", func(c config) string { return c.Webhooks.Timeout.String() }},
+	{"webhooks-retry-schedule", "PLANTSTORE_WEBHOOKS_RETRY_SCHEDULE", "1s,1m0s", "2s,2m0s,2h0m0s", func(c config) string { return c.Webhooks.Retries.String() }},
+	{"webhooks-concurrency", "PLANTSTORE_WEBHOOKS_CONCURRENCY", "8", "2", func(c config) string { return strconv.Itoa(c.Webhooks.Concurrency) }},
+	{"webhooks-poll-interval", "PLANTSTORE_WEBHOOKS_POLL_INTERVAL", "250ms", "2s", func(c config) string { return c.Webhooks.PollInterval.String() }},
 }
 
 // flagExamples are values for flags that refuse the placeholder "x" as they
