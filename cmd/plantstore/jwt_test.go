@@ -7,7 +7,11 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -276,5 +280,85 @@ func TestJWTCallerInSpan(t *testing.T) {
 		if strings.Contains(v, strings.Split(token, ".")[2]) {
 			t.Fatalf("span attribute %s holds the token", k)
 		}
+	}
+}
+
+// TestJWTsNeverInOutput: the real binary at debug level, with JWTs good and
+// bad, a key fetch that fails, and a fetch token sent to the issuer: no JWT,
+// no signature and no fetch token in its output.
+func TestJWTsNeverInOutput(t *testing.T) {
+	iss, err := jwttest.NewIssuer("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer iss.Close()
+	key, err := jwttest.NewKey("RS256", "rsa-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss.Publish(key)
+	const fetchToken = "fetch-token-9e1d4c"
+	fetchTokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(fetchTokenFile, []byte(fetchToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProcess(t, "PLANTSTORE_LOG_LEVEL=debug", "PLANTSTORE_JWT_ISSUER="+iss.URL,
+		"PLANTSTORE_JWT_AUDIENCE="+jwtAudience, "PLANTSTORE_JWT_FETCH_TOKEN_FILE="+fetchTokenFile)
+	if got := iss.LastAuthorization(); got != "Bearer "+fetchToken {
+		t.Fatalf("the issuer got Authorization %q, want the fetch token", got)
+	}
+	claims := func(edit func(map[string]any)) map[string]any {
+		c := iss.Claims(jwtAudience, "ci", time.Minute)
+		c["scope"] = "plants:write"
+		edit(c)
+		return c
+	}
+	good := key.Sign(claims(func(map[string]any) {}))
+	tokens := []struct {
+		token  string
+		status int
+	}{
+		{good, 200},
+		{key.Sign(claims(func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() })), 401},
+		{key.Sign(claims(func(c map[string]any) { c["aud"] = "billing" })), 401},
+		{jwttest.Unsigned("rsa-1", claims(func(map[string]any) {})), 401},
+		{key.SignWithHeader(map[string]any{"alg": "RS256", "kid": "rsa-404"}, claims(func(map[string]any) {})), 401}, // fetches, and fails:
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i, tc := range tokens {
+		if i == len(tokens)-1 {
+			iss.SetDown(true)
+		}
+		req, err := http.NewRequest(http.MethodPost, p.API+"/plants", strings.NewReader(`{"id":`+strconv.Itoa(i)+`,"name":"a"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("request %d: %d, want %d", i, resp.StatusCode, tc.status)
+		}
+	}
+	if code := p.Signal(t, syscall.SIGTERM, 30*time.Second); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, p.Output())
+	}
+	out := p.Output()
+	if !strings.Contains(out, `"level":"debug"`) || !strings.Contains(out, "JWT keys not fetched") || !strings.Contains(out, `"caller":"ci"`) {
+		t.Fatalf("expected debug lines, the failed fetch and the caller ci in the output:\n%s", out)
+	}
+	for _, tc := range tokens {
+		for _, part := range append(strings.Split(tc.token, "."), tc.token) {
+			if len(part) > 16 && strings.Contains(out, part) {
+				t.Fatalf("the output contains (part of) a JWT %q:\n%s", part, out)
+			}
+		}
+	}
+	if strings.Contains(out, fetchToken) {
+		t.Fatalf("the output contains the fetch token:\n%s", out)
 	}
 }

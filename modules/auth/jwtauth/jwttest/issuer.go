@@ -39,6 +39,14 @@ type Issuer struct {
 	down      atomic.Bool
 	jwksGets  atomic.Int64
 	discovery atomic.Int64
+	lastAuthz atomic.Value // string: the Authorization header of the last request
+}
+
+// LastAuthorization is the Authorization header of the last request the
+// issuer got ("" for none).
+func (i *Issuer) LastAuthorization() string {
+	s, _ := i.lastAuthz.Load().(string)
+	return s
 }
 
 // NewIssuer starts an issuer listening on addr ("127.0.0.1:0" for any
@@ -75,6 +83,7 @@ func (i *Issuer) Publish(keys ...*Key) {
 }
 
 func (i *Issuer) serve(w http.ResponseWriter, r *http.Request) {
+	i.lastAuthz.Store(r.Header.Get("Authorization"))
 	if i.down.Load() {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
