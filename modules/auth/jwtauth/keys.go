@@ -46,9 +46,8 @@ type KeySource struct {
 	count       prometheus.Gauge
 	fetches     *prometheus.CounterVec
 
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     chan struct{}
+	cancel context.CancelFunc // ends the background refresh; nil until Start
+	done   chan struct{}
 }
 
 // MinKIDRefresh is the least time between two fetches caused by unknown
@@ -91,7 +90,6 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 			Name: "plantstore_auth_jwks_fetches_total",
 			Help: "Fetches of the JWT issuer's keys, by result (ok, error).",
 		}, []string{"result"}),
-		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
 	if k.refresh <= 0 {
@@ -111,7 +109,7 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 func newHTTPClient(caFile string) (*http.Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := os.ReadFile(caFile) //nolint:gosec // G304: the operator's --jwt-ca-file
 		if err != nil {
 			return nil, fmt.Errorf("--jwt-ca-file: %w", err)
 		}
@@ -133,18 +131,26 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 // failure is logged and shown by plantstore_auth_jwks_up.
 func (k *KeySource) Start(ctx context.Context) error {
 	ok := k.fetchLogged(ctx)
-	go k.loop(ok)
+	// The refresh outlives the start's deadline, until Stop cancels it (a
+	// fetch under way included).
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	k.cancel = cancel
+	go k.loop(loopCtx, ok)
 	return nil
 }
 
-// Stop ends the background refresh; a second Stop does nothing.
+// Stop ends the background refresh; a second Stop, or one without Start,
+// does nothing.
 func (k *KeySource) Stop(context.Context) error {
-	k.stopOnce.Do(func() { close(k.stop) })
+	if k.cancel == nil {
+		return nil
+	}
+	k.cancel()
 	<-k.done
 	return nil
 }
 
-func (k *KeySource) loop(lastOK bool) {
+func (k *KeySource) loop(ctx context.Context, lastOK bool) {
 	defer close(k.done)
 	for {
 		wait := k.refresh
@@ -153,12 +159,12 @@ func (k *KeySource) loop(lastOK bool) {
 		}
 		timer := time.NewTimer(wait)
 		select {
-		case <-k.stop:
+		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
 		}
-		lastOK = k.fetchLogged(context.Background())
+		lastOK = k.fetchLogged(ctx)
 	}
 }
 
@@ -194,10 +200,10 @@ func (k *KeySource) refreshLocked(ctx context.Context) error {
 	return nil
 }
 
-// Key returns the key with kid (any key, when kid is "" and there is one).
+// key returns the key with kid (any key, when kid is "" and there is one).
 // On a miss it fetches the keys again, unless a miss did so less than
 // MinKIDRefresh ago.
-func (k *KeySource) Key(ctx context.Context, kid string) (verifyKey, bool) {
+func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
 	if key, ok := k.keys.Load().lookup(kid); ok {
 		return key, true
 	}

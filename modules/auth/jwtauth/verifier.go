@@ -77,7 +77,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*principal.Princip
 		return nil, time.Time{}, fail(ReasonBadAlgorithm, fmt.Errorf("alg %q is not RS256, ES256 or EdDSA", name.String()))
 	}
 	kid, _ := hdr.KeyID()
-	key, ok := v.keys.Key(ctx, kid)
+	key, ok := v.keys.key(ctx, kid)
 	if !ok {
 		return nil, time.Time{}, fail(ReasonUnknownKey, fmt.Errorf("no key with kid %q", kid))
 	}

@@ -314,7 +314,7 @@ func TestVerifierIssuerDownAtStart(t *testing.T) {
 	if err := keys.Start(t.Context()); err != nil {
 		t.Fatalf("Start with the issuer down: %v", err)
 	}
-	defer keys.Stop(context.Background())
+	defer func() { _ = keys.Stop(context.Background()) }()
 	v := NewVerifier(cfg, keys)
 	token := key.Sign(iss.Claims(audience, "svc-a", time.Minute))
 	var f *Failure

@@ -6,6 +6,7 @@
 package jwttest
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -52,13 +53,13 @@ func (i *Issuer) LastAuthorization() string {
 // NewIssuer starts an issuer listening on addr ("127.0.0.1:0" for any
 // port). Close stops it.
 func NewIssuer(addr string) (*Issuer, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	i := &Issuer{}
 	i.srv = httptest.NewUnstartedServer(http.HandlerFunc(i.serve))
-	i.srv.Listener.Close()
+	_ = i.srv.Listener.Close() // httptest's own, replaced by ln
 	i.srv.Listener = ln
 	i.srv.Start()
 	i.URL = i.srv.URL

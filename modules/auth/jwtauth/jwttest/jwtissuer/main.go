@@ -19,6 +19,13 @@ import (
 )
 
 func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "jwtissuer:", err)
+		os.Exit(2)
+	}
+}
+
+func run() error {
 	addr := flag.String("addr", "127.0.0.1:18099", "loopback address to serve discovery and the JWKS on")
 	alg := flag.String("alg", "ES256", "signing algorithm: RS256, ES256 or EdDSA")
 	audience := flag.String("audience", "plantstore", "the token's aud")
@@ -27,17 +34,15 @@ func main() {
 	ttl := flag.Duration("ttl", 2*time.Hour, "how long the token is valid")
 	flag.Parse()
 
-	iss, err := jwttest.NewIssuer(*addr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "jwtissuer:", err)
-		os.Exit(1)
-	}
-	defer iss.Close()
 	key, err := jwttest.NewKey(*alg, "bench-1")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "jwtissuer:", err)
-		os.Exit(2)
+		return err
 	}
+	iss, err := jwttest.NewIssuer(*addr)
+	if err != nil {
+		return err
+	}
+	defer iss.Close()
 	iss.Publish(key)
 	claims := iss.Claims(*audience, *sub, *ttl)
 	claims["scope"] = *scope
@@ -47,4 +52,5 @@ func main() {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	<-stop
+	return nil
 }
