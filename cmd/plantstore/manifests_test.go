@@ -76,6 +76,9 @@ func TestEnvVarIsTheOneFFReads(t *testing.T) {
 		if value == "" {
 			value = "x"
 		}
+		if example, ok := flagExamples[f.Name]; ok {
+			value = example
+		}
 		t.Setenv(envVar(f.Name), value)
 		fs := newFlagSet(&config{})
 		if err := ff.Parse(fs, nil, ff.WithEnvVarPrefix(envPrefix)); err != nil {

@@ -48,7 +48,10 @@ func (fs *FileSource) load(refuseEmpty bool) error {
 	if err != nil {
 		return fmt.Errorf("read tokens file: %w", err)
 	}
-	tokens := ParseTokens(string(data))
+	tokens, err := ParseTokens(string(data))
+	if err != nil {
+		return err
+	}
 	if refuseEmpty && len(tokens) == 0 {
 		return errNoTokensInFile
 	}
