@@ -176,7 +176,7 @@ func runWebhookCrashCycles(t *testing.T, storeEnv []string, receiverDown bool) {
 	}
 	file := filepath.Join(t.TempDir(), "webhooks.yaml")
 	writeWebhooksFile(t, file, secret, map[string]*webhookstest.Receiver{"crm": r})
-	env := append(storeEnv, webhookEnv(file)...)
+	env := slices.Concat(storeEnv, webhookEnv(file))
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
