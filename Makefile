@@ -53,7 +53,7 @@ GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOVULNCHECK   := golang.org/x/vuln/cmd/govulncheck@v1.8.0
 GOVULNDB      ?= https://vuln.go.dev
 
-.PHONY: help build run test lint bench docker-build docker-run clean
+.PHONY: help build run test lint bench chaos docker-build docker-run clean
 
 help: ## list the targets
 	@echo "make TARGET [VARIABLE=value ...]; targets:"
@@ -82,6 +82,16 @@ lint: ## gofmt, go vet, golangci-lint, govulncheck
 # Postgres is included when PLANTSTORE_POSTGRES_URL is set.
 bench: ## the load benchmark (docs/performance.md)
 	$(GO) run ./tools/loadbench $(BENCHFLAGS)
+
+# The fault-injection test (docs/reliability.md) for as long as asked: three
+# replicas on PostgreSQL behind HAProxy, then one bolt replica, under faults,
+# the history checked by Porcupine. make test runs its short version.
+# CHAOS_SEED=<n> replays a run's choices; CHAOS_ARTIFACTS=<dir> keeps the
+# logs, the history, the summary and (on failure) the visualisation. No race
+# detector: a long run's history is large, and make test runs it under -race.
+CHAOS_DURATION ?= 10m
+chaos: ## the fault-injection test for CHAOS_DURATION (default 10m) per store (docs/reliability.md)
+	CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -count=1 -v -timeout 3h -run '^TestChaos' ./internal/chaos
 
 # The build stage's image is removed whether the build succeeded or not:
 # nothing of the build is left behind but the tagged image.

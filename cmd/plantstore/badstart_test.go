@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,10 @@ func TestBadStartIsOneLine(t *testing.T) {
 	defer func() { _ = taken.Close() }()
 	busy := taken.Addr().String()
 	closed := closedLoopbackAddr(t)
+	hooks := filepath.Join(t.TempDir(), "webhooks.yaml")
+	if err := os.WriteFile(hooks, []byte("endpoints: [{name: crm, url: \"http://crm.example/in\", secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name   string
@@ -47,6 +53,14 @@ func TestBadStartIsOneLine(t *testing.T) {
 		{name: "postgres unreachable", args: []string{"--store=postgres",
 			"--postgres-url=postgres://plantstore@" + closed + "/plantstore?sslmode=disable", "--postgres-connect-timeout=2s"},
 			stderr: "plantstore: postgres: migrate (--postgres-url): failed to connect to `user=plantstore database=plantstore`: " + closed, prefix: true},
+		{name: "webhooks file missing", args: []string{"--store=bolt", "--webhooks-file=/nonexistent/webhooks.yaml"},
+			stderr: "plantstore: --webhooks-file: open /nonexistent/webhooks.yaml: no such file or directory"},
+		{name: "webhooks file refused", args: []string{"--store=bolt", "--webhooks-file=" + hooks},
+			stderr: "plantstore: --webhooks-file " + hooks + `: endpoint 1 ("crm"): url: plain http is refused (use https, or --webhooks-allow-http for development)`},
+		{name: "webhooks on the memory store", args: []string{"--store=memory", "--webhooks-file=" + hooks},
+			stderr: "plantstore: --webhooks-file needs --store bolt or postgres: the memory store keeps no outbox (see plantstore --help)"},
+		{name: "bad retry schedule", args: []string{"--webhooks-retry-schedule=5s,soon"},
+			stderr: `plantstore: --webhooks-retry-schedule "5s,soon": want positive durations separated by commas, such as 5s,5m,30m (see plantstore --help)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runBinary(t, tc.args, tc.env...)

@@ -15,6 +15,7 @@ import (
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/telemetry"
+	"github.com/plantstore/plantstore/modules/webhooks"
 )
 
 // config is every module's configuration, parsed from flags and their
@@ -25,6 +26,7 @@ type config struct {
 	Auth      auth.Config
 	Plants    plants.Config
 	Telemetry telemetry.Config
+	Webhooks  webhooks.Config
 
 	// StartTimeout bounds the whole start: every OnStart hook, the postgres
 	// migrations (and the wait for another replica's) among them.
@@ -81,6 +83,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	cfg.Auth.RegisterFlags(fs)
 	cfg.Plants.RegisterFlags(fs)
 	cfg.Telemetry.RegisterFlags(fs)
+	cfg.Webhooks.RegisterFlags(fs)
 	registerStartTimeout(fs, &cfg.StartTimeout)
 	return fs
 }
@@ -102,8 +105,19 @@ func (c config) validate() error {
 		c.Auth.Validate(),
 		c.Plants.Validate(),
 		c.Telemetry.Validate(),
+		c.Webhooks.Validate(),
 		validateStartTimeout(c.StartTimeout),
+		c.webhooksNeedAnOutbox(),
 	)
+}
+
+// webhooksNeedAnOutbox refuses webhooks on the memory store, which has
+// nowhere durable to keep an event until it is delivered.
+func (c config) webhooksNeedAnOutbox() error {
+	if c.Webhooks.File != "" && c.Plants.Store == plants.StoreMemory {
+		return webhooks.ErrNoOutbox
+	}
+	return nil
 }
 
 func validateStartTimeout(d time.Duration) error {

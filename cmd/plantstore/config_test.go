@@ -49,6 +49,12 @@ func TestParseConfigDefaults(t *testing.T) {
 		{"tokens-file", cfg.Auth.TokensFile, ""},
 		{"log-level", cfg.Telemetry.LogLevel, "info"},
 		{"log-format", cfg.Telemetry.LogFormat, "json"},
+		{"jwt-issuer", cfg.Auth.JWT.Issuer, ""},
+		{"jwt-jwks-url", cfg.Auth.JWT.JWKSURL, ""},
+		{"jwt-audience", cfg.Auth.JWT.Audience, ""},
+		{"jwt-scope-claim", cfg.Auth.JWT.ScopeClaim, "scope"},
+		{"jwt-subject-scopes", cfg.Auth.JWT.SubjectScopes.String(), ""},
+		{"jwt-jwks-refresh", cfg.Auth.JWT.Refresh.String(), "5m0s"},
 	} {
 		if c.got != c.want {
 			t.Errorf("default --%s = %q, want %q", c.name, c.got, c.want)
@@ -92,6 +98,36 @@ var configFields = []struct {
 	{"rate-burst", "PLANTSTORE_RATE_BURST", "5", "7", func(c config) string { return strconv.Itoa(c.Auth.RateBurst) }},
 	{"pprof", "PLANTSTORE_PPROF", "true", "false", func(c config) string { return strconv.FormatBool(c.HTTP.Pprof) }},
 	{"start-timeout", "PLANTSTORE_START_TIMEOUT", "2m0s", "30s", func(c config) string { return c.StartTimeout.String() }},
+	{"jwt-issuer", "PLANTSTORE_JWT_ISSUER", "https://env.example", "https://flag.example", func(c config) string { return c.Auth.JWT.Issuer }},
+	{"jwt-jwks-url", "PLANTSTORE_JWT_JWKS_URL", "https://env.example/jwks", "http://127.0.0.1:8099/jwks", func(c config) string { return c.Auth.JWT.JWKSURL }},
+	{"jwt-audience", "PLANTSTORE_JWT_AUDIENCE", "env-aud", "flag-aud", func(c config) string { return c.Auth.JWT.Audience }},
+	{"jwt-scope-claim", "PLANTSTORE_JWT_SCOPE_CLAIM", "scp", "roles", func(c config) string { return c.Auth.JWT.ScopeClaim }},
+	{"jwt-subject-scopes", "PLANTSTORE_JWT_SUBJECT_SCOPES", "system:serviceaccount:a:b=plants:read", "c=plants:read plants:write", func(c config) string { return c.Auth.JWT.SubjectScopes.String() }},
+	{"jwt-ca-file", "PLANTSTORE_JWT_CA_FILE", "/run/env-ca.crt", "/run/flag-ca.crt", func(c config) string { return c.Auth.JWT.CAFile }},
+	{"jwt-fetch-token-file", "PLANTSTORE_JWT_FETCH_TOKEN_FILE", "/run/env-token", "/run/flag-token", func(c config) string { return c.Auth.JWT.FetchToken }},
+	{"jwt-jwks-refresh", "PLANTSTORE_JWT_JWKS_REFRESH", "10m0s", "1m0s", func(c config) string { return c.Auth.JWT.Refresh.String() }},
+	{"webhooks-file", "PLANTSTORE_WEBHOOKS_FILE", "/run/env-hooks.yaml", "/run/flag-hooks.yaml", func(c config) string { return c.Webhooks.File }},
+	{"webhooks-allow-private", "PLANTSTORE_WEBHOOKS_ALLOW_PRIVATE", "true", "false", func(c config) string { return strconv.FormatBool(c.Webhooks.AllowPrivate) }},
+	{"webhooks-allow-http", "PLANTSTORE_WEBHOOKS_ALLOW_HTTP", "true", "false", func(c config) string { return strconv.FormatBool(c.Webhooks.AllowHTTP) }},
+	{"webhooks-timeout", "PLANTSTORE_WEBHOOKS_TIMEOUT", "3s", "4s", func(c config) string { return c.Webhooks.Timeout.String() }},
+	{"webhooks-retry-schedule", "PLANTSTORE_WEBHOOKS_RETRY_SCHEDULE", "1s,1m0s", "2s,2m0s,2h0m0s", func(c config) string { return c.Webhooks.Retries.String() }},
+	{"webhooks-concurrency", "PLANTSTORE_WEBHOOKS_CONCURRENCY", "8", "2", func(c config) string { return strconv.Itoa(c.Webhooks.Concurrency) }},
+	{"webhooks-poll-interval", "PLANTSTORE_WEBHOOKS_POLL_INTERVAL", "250ms", "2s", func(c config) string { return c.Webhooks.PollInterval.String() }},
+}
+
+// flagExamples are values for flags that refuse the placeholder "x" as they
+// parse it (TestEnvVarIsTheOneFFReads).
+var flagExamples = map[string]string{"jwt-subject-scopes": "x=plants:read"}
+
+// configFieldNeeds are the other settings a row's flag needs to be valid:
+// the JWT flags are refused unless JWTs are on, which needs an audience.
+var configFieldNeeds = map[string]map[string]string{
+	"jwt-issuer":           {"PLANTSTORE_JWT_AUDIENCE": "plantstore"},
+	"jwt-jwks-url":         {"PLANTSTORE_JWT_AUDIENCE": "plantstore"},
+	"jwt-audience":         {"PLANTSTORE_JWT_ISSUER": "https://issuer.example"},
+	"jwt-subject-scopes":   {"PLANTSTORE_JWT_ISSUER": "https://issuer.example", "PLANTSTORE_JWT_AUDIENCE": "plantstore"},
+	"jwt-ca-file":          {"PLANTSTORE_JWT_ISSUER": "https://issuer.example", "PLANTSTORE_JWT_AUDIENCE": "plantstore"},
+	"jwt-fetch-token-file": {"PLANTSTORE_JWT_ISSUER": "https://issuer.example", "PLANTSTORE_JWT_AUDIENCE": "plantstore"},
 }
 
 // TestConfigFieldsCoverEveryFlag keeps configFields complete: a new flag
@@ -119,6 +155,9 @@ func TestParseConfigEnvTwins(t *testing.T) {
 		t.Run(f.flag, func(t *testing.T) {
 			clearEnv(t)
 			t.Setenv("PLANTSTORE_TOKENS", "t") // a valid config needs a token
+			for k, v := range configFieldNeeds[f.flag] {
+				t.Setenv(k, v)
+			}
 			t.Setenv(f.env, f.fromEnv)
 
 			cfg, err := parseConfig(nil, io.Discard)
@@ -186,9 +225,19 @@ func TestParseConfigErrors(t *testing.T) {
 		{"log level", []string{"--log-level=verbose"}, nil, `--log-level "verbose": want debug, info, warn or error`},
 		{"log format from env", nil, map[string]string{"PLANTSTORE_LOG_FORMAT": "xml"}, `--log-format "xml": want json or console`},
 		{"no token", []string{"--tokens="}, nil,
-			"no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)"},
+			"no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS), or accept JWTs with --jwt-issuer or --jwt-jwks-url"},
 		{"only blank tokens", nil, map[string]string{"PLANTSTORE_TOKENS": " , ,"},
-			"no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)"},
+			"no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS), or accept JWTs with --jwt-issuer or --jwt-jwks-url"},
+		{"JWT without audience", []string{"--jwt-issuer=https://issuer.example"}, nil,
+			"--jwt-audience: required when JWTs are on (--jwt-issuer or --jwt-jwks-url)"},
+		{"JWT issuer over http", nil, map[string]string{"PLANTSTORE_JWT_ISSUER": "http://issuer.example", "PLANTSTORE_JWT_AUDIENCE": "plantstore"},
+			`--jwt-issuer "http://issuer.example": want https (http only on a loopback host)`},
+		{"JWT audience alone", []string{"--jwt-audience=plantstore"}, nil,
+			"--jwt-audience: set --jwt-issuer or --jwt-jwks-url to turn JWTs on"},
+		{"JWT subject scopes", []string{"--jwt-subject-scopes=system:serviceaccount:a:b=plants:delete"}, nil,
+			`--jwt-subject-scopes "system:serviceaccount:a:b=plants:delete": want scopes among plants:read, plants:write ("plants:delete", for "system:serviceaccount:a:b", is not one)`},
+		{"JWT refresh", []string{"--jwt-jwks-url=https://issuer.example/jwks", "--jwt-audience=a", "--jwt-jwks-refresh=10ms"}, nil,
+			"--jwt-jwks-refresh 10ms: must be at least 1s"},
 		{"several at once", []string{"--store=sqlite", "--log-level=loud", "--drain-delay=-2s"}, nil,
 			`--drain-delay -2s: must not be negative; --store "sqlite": want memory, bolt or postgres; --log-level "loud": want debug, info, warn or error`},
 	} {
@@ -230,7 +279,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 			`plantstore: PLANTSTORE_DRAIN_DELAY "5": want a duration such as 5s, 250ms or 1m30s (see plantstore --help)`},
 		{"unknown flag", []string{"--tokens=t", "--drain=5s"}, nil, `plantstore: unknown flag --drain (see plantstore --help)`},
 		{"no token", nil, nil,
-			"plantstore: no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS) (see plantstore --help)"},
+			"plantstore: no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS), or accept JWTs with --jwt-issuer or --jwt-jwks-url (see plantstore --help)"},
 		{"unreadable tokens file", []string{"--tokens-file=" + missing, "--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--log-level=error", "--store=memory"}, nil,
 			"plantstore: read tokens file: open " + missing + ": no such file or directory"},
 	} {

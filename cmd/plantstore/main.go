@@ -1,8 +1,9 @@
 // Command plantstore serves the Plant Store API.
 //
 // The program is a handful of Fx modules: telemetry (logs, metrics,
-// traces), auth (bearer tokens), plants (the API and its store) and http
-// (the API and admin listeners). main parses the configuration, wires the
+// traces), auth (bearer tokens), plants (the API and its store), webhooks
+// (events about new plants, sent from the store's outbox) and http (the
+// API and admin listeners). main parses the configuration, wires the
 // modules, starts them, waits for SIGTERM or SIGINT and stops them in
 // reverse order: listeners drain, then the store closes, then traces flush
 // (so that the store's last spans are exported too).
@@ -30,6 +31,7 @@ import (
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/telemetry"
+	"github.com/plantstore/plantstore/modules/webhooks"
 )
 
 func main() {
@@ -134,10 +136,11 @@ func startError(err error) error {
 // newApp wires the modules; tests pass extra options such as fx.Populate.
 func newApp(cfg config, extra ...fx.Option) *fx.App {
 	return fx.New(
-		fx.Supply(cfg.HTTP, cfg.Auth, cfg.Plants, cfg.Telemetry),
+		fx.Supply(cfg.HTTP, cfg.Auth, cfg.Plants, cfg.Telemetry, cfg.Webhooks),
 		telemetry.Module,
 		auth.Module,
 		plants.Module,
+		webhooks.Module,
 		httpserver.Module,
 		fx.WithLogger(telemetry.FxLogger),
 		fx.StopTimeout(stopTimeout(cfg)),

@@ -76,6 +76,9 @@ func TestEnvVarIsTheOneFFReads(t *testing.T) {
 		if value == "" {
 			value = "x"
 		}
+		if example, ok := flagExamples[f.Name]; ok {
+			value = example
+		}
 		t.Setenv(envVar(f.Name), value)
 		fs := newFlagSet(&config{})
 		if err := ff.Parse(fs, nil, ff.WithEnvVarPrefix(envPrefix)); err != nil {
@@ -301,7 +304,7 @@ func TestManifestPathsAreServed(t *testing.T) {
 // program, after a create: a misspelt metric or label would make an alert
 // that never fires.
 func TestMonitoringReadsExportedSeries(t *testing.T) {
-	s := startServer(t, testConfig(t))
+	s := startServer(t, webhooksConfig(t)) // the alerts read the webhook metrics too
 	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -42,7 +43,8 @@ import (
 const Superuser = "postgres"
 
 // port names the socket file (.s.PGSQL.5432). Nothing listens on TCP, so it
-// cannot collide with another server.
+// cannot collide with another server (a TCP cluster has a free port of its
+// own instead, see NewTCPCluster).
 const port = 5432
 
 // unprivilegedUser runs the server when the tests run as root.
@@ -62,6 +64,8 @@ var serverSettings = []string{
 type Cluster struct {
 	dir    string // the cluster's directory: data/, the socket, the log
 	binDir string
+	port   int                 // names the socket; the TCP port when tcp
+	tcp    bool                // also listening on 127.0.0.1:port
 	cred   *syscall.Credential // the unprivileged user when running as root
 	dbs    atomic.Int64        // databases created, for unique names
 
@@ -103,6 +107,39 @@ func unavailable(t testing.TB, err error) {
 // StartCluster runs initdb and starts the server. The caller removes the
 // cluster with Destroy; tests use NewCluster or NewDatabase instead.
 func StartCluster() (c *Cluster, err error) {
+	return startCluster(port, false)
+}
+
+// NewTCPCluster is NewCluster for a server that also listens on TCP, on a
+// free port of the loopback interface: for a test that puts a TCP fault
+// proxy between the service and the database.
+func NewTCPCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := startTCPCluster()
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Destroy(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return c
+}
+
+func startTCPCluster() (*Cluster, error) {
+	// A port the kernel just gave out and took back: another process could
+	// take it before the server does, in which case the start fails loudly.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return startCluster(p, true)
+}
+
+func startCluster(port int, tcp bool) (c *Cluster, err error) {
 	binDir, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -116,7 +153,7 @@ func StartCluster() (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{dir: dir, binDir: binDir, cred: cred}
+	c = &Cluster{dir: dir, binDir: binDir, port: port, tcp: tcp, cred: cred}
 	defer func() {
 		if err != nil {
 			_ = os.RemoveAll(dir)
@@ -133,8 +170,12 @@ func StartCluster() (c *Cluster, err error) {
 		"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
 		return nil, err
 	}
-	conf := strings.Join(slices.Concat(serverSettings,
-		[]string{"unix_socket_directories = '" + dir + "'", "port = " + strconv.Itoa(port)}), "\n")
+	settings := slices.Concat(serverSettings,
+		[]string{"unix_socket_directories = '" + dir + "'", "port = " + strconv.Itoa(port)})
+	if tcp {
+		settings = append(settings, "listen_addresses = '127.0.0.1'") // the later line wins
+	}
+	conf := strings.Join(settings, "\n")
 	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
@@ -172,6 +213,19 @@ func (c *Cluster) Stop() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.run("pg_ctl", "stop", "--wait", "--timeout=120", "-m", "fast", "-D", c.dataDir()); err != nil {
+		return err
+	}
+	c.running = false
+	return nil
+}
+
+// StopImmediate stops the server the way a crash does: "immediate" mode
+// ends every server process at once, without a checkpoint; the next Start
+// recovers from the write-ahead log.
+func (c *Cluster) StopImmediate() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.run("pg_ctl", "stop", "--wait", "--timeout=120", "-m", "immediate", "-D", c.dataDir()); err != nil {
 		return err
 	}
 	c.running = false
@@ -226,7 +280,29 @@ func (c *Cluster) URL(db string) string {
 		Scheme:   "postgres",
 		User:     url.User(Superuser),
 		Path:     "/" + db,
-		RawQuery: url.Values{"host": {c.dir}, "port": {strconv.Itoa(port)}, "sslmode": {"disable"}}.Encode(),
+		RawQuery: url.Values{"host": {c.dir}, "port": {strconv.Itoa(c.port)}, "sslmode": {"disable"}}.Encode(),
+	}
+	return u.String()
+}
+
+// TCPAddr is the server's TCP address (host:port) on a cluster made by
+// NewTCPCluster, "" on one that listens only on its socket.
+func (c *Cluster) TCPAddr() string {
+	if !c.tcp {
+		return ""
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port))
+}
+
+// TCPURL is the URL of database db reached over TCP at addr (host:port):
+// the server's TCPAddr, or a proxy in front of it.
+func (c *Cluster) TCPURL(db, addr string) string {
+	host, p, _ := net.SplitHostPort(addr)
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.User(Superuser),
+		Path:     "/" + db,
+		RawQuery: url.Values{"host": {host}, "port": {p}, "sslmode": {"disable"}}.Encode(),
 	}
 	return u.String()
 }

@@ -89,3 +89,25 @@ func TestStopAndStart(t *testing.T) {
 		t.Fatalf("after restart: %q", got)
 	}
 }
+
+// TestTCPClusterStopImmediate: a TCP cluster answers on its loopback port
+// and on its socket, and a crash stop keeps what was committed.
+func TestTCPClusterStopImmediate(t *testing.T) {
+	c := pgtest.NewTCPCluster(t)
+	db, err := c.CreateDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp := c.TCPURL(db, c.TCPAddr())
+	exec(t, tcp, "CREATE TABLE kept (v text)")
+	exec(t, c.URL(db), "INSERT INTO kept VALUES ('committed')")
+	if err := c.StopImmediate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, tcp, "SELECT v FROM kept"); got != "committed" {
+		t.Fatalf("after an immediate stop: %q, want committed", got)
+	}
+}

@@ -2,15 +2,17 @@ package auth
 
 import (
 	"context"
+	"errors"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
 // Authenticator turns a bearer token into the principal it stands for. The
-// static tokens (Tokens) are one; a JWT verifier will be another, and the
-// middleware will ask each in turn. An error means the token is not
-// accepted (the middleware answers 401 invalid_token); it is never the
-// token, nor does it contain it.
+// static tokens (Tokens) are one, the JWT verifier (jwtauth.Verifier)
+// another; the middleware asks each in turn (Authenticators). An error
+// means the token is not accepted (the middleware answers 401
+// invalid_token); it is never the token, nor does it contain it. An error
+// with a FailureReason() string method names the metric's reason.
 //
 // Authenticate runs on every API request: it should hand out a Principal
 // built ahead of time (at load, or cached per credential) rather than
@@ -20,3 +22,38 @@ type Authenticator interface {
 }
 
 var _ Authenticator = (*Tokens)(nil)
+
+// Authenticators ask each authenticator in turn; the first that accepts the
+// token answers. A refusal is the most telling of the refusals: one that
+// names its reason (an expired JWT) over the plain "not ours" of the
+// others, so that the metric says why a JWT failed even though the static
+// tokens were asked first.
+type Authenticators []Authenticator
+
+// Authenticate implements Authenticator.
+func (as Authenticators) Authenticate(ctx context.Context, token string) (*principal.Principal, error) {
+	var refusal error
+	for _, a := range as {
+		p, err := a.Authenticate(ctx, token)
+		if err == nil && p != nil {
+			return p, nil
+		}
+		if refusal == nil || reasonOf(err) != ReasonInvalid {
+			refusal = err
+		}
+	}
+	if refusal == nil {
+		refusal = errUnknownToken
+	}
+	return nil, refusal
+}
+
+// reasonOf is the metric's reason for a refusal: the error's own, or
+// ReasonInvalid.
+func reasonOf(err error) string {
+	var r interface{ FailureReason() string }
+	if errors.As(err, &r) {
+		return r.FailureReason()
+	}
+	return ReasonInvalid
+}

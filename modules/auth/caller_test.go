@@ -60,12 +60,12 @@ func TestEveryAuthenticatedRequestHasACaller(t *testing.T) {
 // it; the principal is rebuilt at the reload, not per request.
 func TestCallerNameSurvivesAReload(t *testing.T) {
 	tokens := NewTokens([]string{"static-token"})
-	tokens.Replace([]string{"a-token", "b-token"})
+	tokens.Replace(lines("a-token", "b-token"))
 	before, err := tokens.Authenticate(t.Context(), "b-token")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens.Replace([]string{"new-token", "b-token", "a-token"})
+	tokens.Replace(lines("new-token", "b-token", "a-token"))
 	after, err := tokens.Authenticate(t.Context(), "b-token")
 	if err != nil {
 		t.Fatal(err)

@@ -6,33 +6,34 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/internal/filewatch"
 )
 
-// FileSource keeps Tokens in step with a tokens file. It watches the file's
-// directory rather than the file: editors and Kubernetes Secret volumes
-// replace files by renaming (Kubernetes swaps a "..data" symlink), which a
-// watch on the file itself would miss.
+// FileSource keeps Tokens in step with a tokens file, reloading it whenever
+// its directory changes (see filewatch: editors and Kubernetes Secret
+// volumes replace files by renaming).
 type FileSource struct {
-	path    string
-	tokens  *Tokens
-	log     *zap.Logger
-	watcher *fsnotify.Watcher
-	done    chan struct{}
-	loaded  [sha256.Size]byte // digest of the content last loaded
+	path   string
+	tokens *Tokens
+	log    *zap.Logger
+	watch  *filewatch.Watcher
+	loaded [sha256.Size]byte // digest of the content last loaded
 }
 
 // NewFileSource loads path into tokens once; Start begins watching it. A
 // missing or unreadable file is an error: the program must not start with
 // tokens it cannot read.
 func NewFileSource(path string, tokens *Tokens, log *zap.Logger) (*FileSource, error) {
-	fs := &FileSource{path: path, tokens: tokens, log: log, done: make(chan struct{})}
+	fs := &FileSource{path: path, tokens: tokens, log: log}
 	if err := fs.load(false); err != nil {
 		return nil, err
 	}
+	// Any change in the directory may be our file (directly, through a
+	// rename, or through a symlink swap); re-reading is cheap.
+	fs.watch = filewatch.New(path, fs.reload, func(err error) { log.Warn("tokens file watch error", zap.Error(err)) })
 	return fs, nil
 }
 
@@ -48,7 +49,10 @@ func (fs *FileSource) load(refuseEmpty bool) error {
 	if err != nil {
 		return fmt.Errorf("read tokens file: %w", err)
 	}
-	tokens := ParseTokens(string(data))
+	tokens, err := ParseTokens(string(data))
+	if err != nil {
+		return err
+	}
 	if refuseEmpty && len(tokens) == 0 {
 		return errNoTokensInFile
 	}
@@ -57,40 +61,9 @@ func (fs *FileSource) load(refuseEmpty bool) error {
 	return nil
 }
 
-// Start watches the file and reloads it on every change.
-func (fs *FileSource) Start(context.Context) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("watch tokens file: %w", err)
-	}
-	if err := w.Add(filepath.Dir(fs.path)); err != nil {
-		_ = w.Close()
-		return fmt.Errorf("watch tokens file: %w", err)
-	}
-	fs.watcher = w
-	go fs.watch()
-	return nil
-}
-
-func (fs *FileSource) watch() {
-	defer close(fs.done)
-	for {
-		select {
-		case _, ok := <-fs.watcher.Events:
-			if !ok {
-				return
-			}
-			// Any change in the directory may be our file (directly, through a
-			// rename, or through a symlink swap); re-reading is cheap.
-			fs.reload()
-		case err, ok := <-fs.watcher.Errors:
-			if !ok {
-				return
-			}
-			fs.log.Warn("tokens file watch error", zap.Error(err))
-		}
-	}
-}
+// Start watches the file and reloads it on every change. Its signature is
+// an Fx start hook's.
+func (fs *FileSource) Start(ctx context.Context) error { return fs.watch.Start(ctx) }
 
 func (fs *FileSource) reload() {
 	before := fs.loaded
@@ -105,12 +78,5 @@ func (fs *FileSource) reload() {
 	}
 }
 
-// Stop ends the watch.
-func (fs *FileSource) Stop(context.Context) error {
-	if fs.watcher == nil {
-		return nil
-	}
-	err := fs.watcher.Close()
-	<-fs.done
-	return err
-}
+// Stop ends the watch. Its signature is an Fx stop hook's.
+func (fs *FileSource) Stop(ctx context.Context) error { return fs.watch.Stop(ctx) }

@@ -13,6 +13,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
 // reloadDeadline bounds how long a test waits for the watcher to pick up a
@@ -202,5 +204,47 @@ func symlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFileSourceReloadsScopes: a reload changes a token's scopes, and a
+// reload with a scope no operation knows keeps the tokens in force (a typo
+// must not lock clients out, nor grant what was not meant).
+func TestFileSourceReloadsScopes(t *testing.T) {
+	const tok = "tok-scoped-3b7d10"
+	path := filepath.Join(t.TempDir(), "tokens")
+	writeFile(t, path, tok+" plants:read\n")
+	tokens, logs := startFileSource(t, path)
+	canWrite := func() bool {
+		p, err := tokens.Authenticate(t.Context(), tok)
+		return err == nil && p.Has(principal.ScopePlantsWrite)
+	}
+	if canWrite() {
+		t.Fatal("a plants:read token holds plants:write")
+	}
+
+	writeFile(t, path, tok+" plants:read plants:write\n")
+	waitFor(t, canWrite, "the token gains plants:write")
+
+	writeFile(t, path, tok+" plants:read\n"+"other plants:wrtie\n")
+	waitFor(t, func() bool {
+		return logs.FilterMessage("tokens file not reloaded; keeping the current tokens").Len() > 0
+	}, "the bad reload is refused")
+	if !canWrite() || tokens.Valid("other") {
+		t.Fatal("a refused reload changed the tokens")
+	}
+	for _, e := range logs.All() {
+		if strings.Contains(e.Message+fmt.Sprint(e.ContextMap()), tok) {
+			t.Fatalf("a log line shows a token: %s %v", e.Message, e.ContextMap())
+		}
+	}
+}
+
+func TestFileSourceRefusesUnknownScopeAtStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	writeFile(t, path, "tok plants:delete\n")
+	_, err := NewFileSource(path, NewTokens(nil), zap.NewNop())
+	if err == nil || err.Error() != `tokens file line 1: unknown scope "plants:delete" (known: plants:read, plants:write)` {
+		t.Fatalf("NewFileSource = %v", err)
 	}
 }

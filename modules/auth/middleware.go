@@ -3,10 +3,14 @@ package auth
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/plantstore/plantstore/modules/auth/jwtauth"
 	"github.com/plantstore/plantstore/modules/auth/principal"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
@@ -22,10 +26,19 @@ const (
 	// counts is not settled (we read the first, a proxy in front may read
 	// the last), so neither does: whatever their order or validity.
 	ReasonDuplicate = "duplicate"
+	// ReasonInsufficientScope is a valid credential without the scope the
+	// operation requires: 403, counted here so that one metric tells every
+	// refusal of a caller.
+	ReasonInsufficientScope = "insufficient_scope"
 )
 
-// Reasons are every reason, in the order the metric's series are documented.
-var Reasons = []string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid, ReasonDuplicate}
+// Reasons are every reason, in the order the metric's series are
+// documented: the header's, a JWT's (jwtauth.Reasons), the scope's.
+var Reasons = slices.Concat(
+	[]string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid, ReasonDuplicate},
+	jwtauth.Reasons,
+	[]string{ReasonInsufficientScope},
+)
 
 // Middleware refuses requests without a valid bearer token with 401, before
 // anything of the request body is read. A 401 closes the connection: a
@@ -41,12 +54,13 @@ type Middleware struct {
 	failures *prometheus.CounterVec
 }
 
-// NewMiddleware returns the auth check over authn (the static Tokens);
+// NewMiddleware returns the auth check over authn (Authenticators: the
+// static Tokens, and the JWT verifier when JWTs are on);
 // failures are counted on reg as plantstore_auth_failures_total{reason}.
 func NewMiddleware(authn Authenticator, reg prometheus.Registerer) (*Middleware, error) {
 	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "plantstore_auth_failures_total",
-		Help: "API requests refused for missing or invalid bearer credentials, by reason.",
+		Help: "API requests refused for missing, invalid or insufficient bearer credentials, by reason.",
 	}, []string{"reason"})
 	for _, reason := range Reasons {
 		failures.WithLabelValues(reason) // export every series from the start, at zero
@@ -75,6 +89,11 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 		if !principal.Fill(r.Context(), p) {
 			r = r.WithContext(principal.WithPrincipal(r.Context(), p))
 		}
+		// The span names the caller as the access log does: by the
+		// principal's Name, never by its credential.
+		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+			span.SetAttributes(attribute.String(CallerAttribute, p.Name))
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -95,9 +114,19 @@ func (m *Middleware) check(ctx context.Context, header string) (p *principal.Pri
 	}
 	p, err := m.authn.Authenticate(ctx, token)
 	if err != nil || p == nil {
-		return nil, ReasonInvalid
+		return nil, reasonOf(err)
 	}
 	return p, ""
+}
+
+// CallerAttribute is the span attribute naming the caller (OpenTelemetry's
+// enduser.id): the principal's Name.
+const CallerAttribute = "enduser.id"
+
+// InsufficientScope counts a request refused for the scope its route
+// requires (httpserver.ScopeRefused); the router answers it.
+func (m *Middleware) InsufficientScope(string) {
+	m.failures.WithLabelValues(ReasonInsufficientScope).Inc()
 }
 
 func (m *Middleware) refuse(w http.ResponseWriter, reason string) {
@@ -107,11 +136,15 @@ func (m *Middleware) refuse(w http.ResponseWriter, reason string) {
 	switch reason {
 	case ReasonScheme:
 		message = "the Authorization header must use the Bearer scheme"
-	case ReasonInvalid:
-		challenge += `, error="invalid_token"`
-		message = "the bearer token is not valid"
+	case ReasonMissing, ReasonEmpty:
 	case ReasonDuplicate:
 		message = "send one Authorization header, not several"
+	case jwtauth.ReasonExpired:
+		challenge += `, error="invalid_token"`
+		message = "the bearer token has expired"
+	default: // ReasonInvalid and the JWT's: a token was sent and refused
+		challenge += `, error="invalid_token"`
+		message = "the bearer token is not valid"
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	w.Header().Set("Connection", "close")

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/auth/jwtauth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 )
 
@@ -16,24 +17,56 @@ type Config struct {
 	Tokens     []string // --tokens
 	RateLimit  float64  // --rate-limit: requests per second per token; 0 for no limit
 	RateBurst  int      // --rate-burst: requests a token may send at once
+	JWT        jwtauth.Config
 }
 
 // ErrNoTokens stops the program when no token is configured: it refuses to
 // start rather than serve an API nobody can use, or worse, one everybody can.
-var ErrNoTokens = errors.New("no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS)")
+var ErrNoTokens = errors.New("no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS), or accept JWTs with --jwt-issuer or --jwt-jwks-url")
 
-// Module provides the API chain's "auth" middleware.
+// Module provides the API chain's "auth" middleware, its counter of
+// refused scopes, and the rate limit.
 var Module = fx.Module("auth",
 	fx.Provide(
 		newTokens,
+		newJWT,
 		newMiddleware,
 		fx.Annotate(func(m *Middleware) httpserver.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
+		fx.Annotate(func(m *Middleware) httpserver.ScopeRefused { return m.InsufficientScope }, fx.ResultTags(`name:"scope_refused"`)),
 		fx.Annotate(newRateLimit, fx.ResultTags(`name:"rate_limit"`)),
 	),
 )
 
-func newMiddleware(tokens *Tokens, reg prometheus.Registerer) (*Middleware, error) {
-	return NewMiddleware(tokens, reg)
+// newMiddleware asks the static tokens first (a digest and a comparison),
+// then the JWT verifier when JWTs are on.
+func newMiddleware(tokens *Tokens, jwt *jwtauth.Verifier, reg prometheus.Registerer) (*Middleware, error) {
+	authns := Authenticators{tokens}
+	if jwt != nil {
+		authns = append(authns, jwt)
+	}
+	return NewMiddleware(authns, reg)
+}
+
+// JWT is the JWT verifier and its keys, both nil when JWTs are off.
+type JWT struct {
+	fx.Out
+
+	Verifier *jwtauth.Verifier
+	Keys     *jwtauth.KeySource
+}
+
+// newJWT builds the JWT verifier when JWTs are on. Its keys are fetched at
+// start and refreshed until stop.
+func newJWT(cfg Config, lc fx.Lifecycle, log *zap.Logger, reg prometheus.Registerer) (JWT, error) {
+	if !cfg.JWT.Enabled() {
+		return JWT{}, nil
+	}
+	keys, err := jwtauth.NewKeySource(cfg.JWT, log, reg)
+	if err != nil {
+		return JWT{}, err
+	}
+	lc.Append(fx.Hook{OnStart: keys.Start, OnStop: keys.Stop})
+	return JWT{Verifier: jwtauth.NewVerifier(cfg.JWT, keys), Keys: keys}, nil
 }
 
 func newRateLimit(cfg Config, reg prometheus.Registerer) (httpserver.Middleware, error) {
@@ -53,7 +86,7 @@ func newTokens(cfg Config, lc fx.Lifecycle, log *zap.Logger) (*Tokens, error) {
 		}
 		lc.Append(fx.Hook{OnStart: src.Start, OnStop: src.Stop})
 	}
-	if tokens.Len() == 0 {
+	if tokens.Len() == 0 && !cfg.JWT.Enabled() {
 		return nil, ErrNoTokens
 	}
 	return tokens, nil

@@ -4,7 +4,6 @@
 package auth
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -45,8 +44,8 @@ func NewTokens(static []string) *Tokens {
 
 // Replace sets the reloadable tokens (from the tokens file); the static ones
 // stay.
-func (t *Tokens) Replace(fromFile []string) {
-	all := append(entries(fromFile), t.static...)
+func (t *Tokens) Replace(fromFile []TokenLine) {
+	all := append(lineEntries(fromFile), t.static...)
 	t.current.Store(&all)
 }
 
@@ -89,35 +88,36 @@ func (t *Tokens) principalOf(d [sha256.Size]byte) *principal.Principal {
 // the digest rather than from the token's line in the file so that it stays
 // the same when lines are added, removed or reordered, and when the token
 // moves between --tokens and the file; it reveals nothing of a token of
-// enough entropy. The file has no place for a name of the operator's
-// choosing yet (issue 16 may add one).
+// enough entropy. A line of the file may name its token (name=), which
+// then is the principal's Name; the ID stays this.
 func TokenName(d [sha256.Size]byte) string {
 	return "token:" + hex.EncodeToString(d[:8])
 }
 
-// entries builds each token's entry. A token listed without scopes has
-// every scope, as before scopes existed.
+// entries builds each token's entry from --tokens: a token listed there
+// has every scope, as before scopes existed.
 func entries(tokens []string) []tokenEntry {
-	out := make([]tokenEntry, 0, len(tokens))
+	lines := make([]TokenLine, 0, len(tokens))
 	for _, tok := range tokens {
-		d := sha256.Sum256([]byte(tok))
-		name := TokenName(d)
-		out = append(out, tokenEntry{digest: d, principal: &principal.Principal{ID: name, Name: name, AllScopes: true}})
+		lines = append(lines, TokenLine{Token: tok})
 	}
-	return out
+	return lineEntries(lines)
 }
 
-// ParseTokens reads one token per line; blank lines and lines starting with
-// '#' are skipped and surrounding spaces trimmed.
-func ParseTokens(text string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+// lineEntries builds each line's entry: its principal is named by the
+// line's name= when it has one, by the token's digest otherwise, and holds
+// the line's scopes, or every scope when it lists none.
+func lineEntries(lines []TokenLine) []tokenEntry {
+	out := make([]tokenEntry, 0, len(lines))
+	for _, l := range lines {
+		d := sha256.Sum256([]byte(l.Token))
+		id := TokenName(d)
+		name := id
+		if l.Name != "" {
+			name = l.Name
 		}
-		out = append(out, line)
+		p := &principal.Principal{ID: id, Name: name, Scopes: l.Scopes, AllScopes: len(l.Scopes) == 0}
+		out = append(out, tokenEntry{digest: d, principal: p})
 	}
 	return out
 }

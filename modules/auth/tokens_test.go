@@ -1,8 +1,13 @@
 package auth
 
 import (
+	"crypto/sha256"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
 func TestTokens(t *testing.T) {
@@ -10,7 +15,7 @@ func TestTokens(t *testing.T) {
 	if tokens.Len() != 2 {
 		t.Fatalf("Len = %d, want 2", tokens.Len())
 	}
-	tokens.Replace([]string{"file-1"})
+	tokens.Replace(lines("file-1"))
 	assertValid(t, tokens, map[string]bool{
 		"static-1": true, "static-2": true, "file-1": true,
 		"":          false,
@@ -25,7 +30,7 @@ func TestTokens(t *testing.T) {
 	}
 
 	// A reload replaces the file's tokens and keeps the static ones.
-	tokens.Replace([]string{"file-2", "file-3"})
+	tokens.Replace(lines("file-2", "file-3"))
 	assertValid(t, tokens, map[string]bool{"static-1": true, "static-2": true, "file-1": false, "file-2": true, "file-3": true})
 	tokens.Replace(nil)
 	assertValid(t, tokens, map[string]bool{"static-1": true, "file-2": false})
@@ -51,27 +56,102 @@ func assertValid(t *testing.T, tokens *Tokens, want map[string]bool) {
 	}
 }
 
+// lines are tokens-file lines of the tokens, without names or scopes.
+func lines(tokens ...string) []TokenLine {
+	out := make([]TokenLine, 0, len(tokens))
+	for _, tok := range tokens {
+		out = append(out, TokenLine{Token: tok})
+	}
+	return out
+}
+
 func TestParseTokens(t *testing.T) {
+	const read, write = principal.ScopePlantsRead, principal.ScopePlantsWrite
 	for _, tc := range []struct {
 		name, text string
-		want       []string
+		want       []TokenLine
 	}{
 		{"empty", "", nil},
 		{"blank lines", "\n\n  \n\t\n", nil},
 		{"comments only", "# prod tokens\n  # indented comment\n", nil},
-		{"one per line", "alpha\nbeta\n", []string{"alpha", "beta"}},
-		{"no final newline", "alpha\nbeta", []string{"alpha", "beta"}},
-		{"crlf", "alpha\r\nbeta\r\n", []string{"alpha", "beta"}},
-		{"surrounding spaces trimmed", "  alpha  \n\tbeta\t\n", []string{"alpha", "beta"}},
-		{"mixed", "# rotated 2026-11-01\nnew-token\n\n# old, remove after the rollout\nold-token\n", []string{"new-token", "old-token"}},
-		{"hash inside a token", "abc#def\n", []string{"abc#def"}},
-		{"duplicates kept", "a\na\n", []string{"a", "a"}},
+		{"one per line", "alpha\nbeta\n", lines("alpha", "beta")},
+		{"no final newline", "alpha\nbeta", lines("alpha", "beta")},
+		{"crlf", "alpha\r\nbeta\r\n", lines("alpha", "beta")},
+		{"surrounding spaces trimmed", "  alpha  \n\tbeta\t\n", lines("alpha", "beta")},
+		{"mixed", "# rotated 2026-11-01\nnew-token\n\n# old, remove after the rollout\nold-token\n", lines("new-token", "old-token")},
+		{"hash inside a token", "abc#def\n", lines("abc#def")},
+		{"duplicates kept", "a\na\n", lines("a", "a")},
+		{"one scope", "dash plants:read\n", []TokenLine{{Token: "dash", Scopes: []string{read}}}},
+		{"two scopes, tabs", "ci\tplants:write  plants:read\r\n", []TokenLine{{Token: "ci", Scopes: []string{write, read}}}},
+		{"repeated scope once", "ci plants:read plants:read\n", []TokenLine{{Token: "ci", Scopes: []string{read}}}},
+		{"named", "dash name=dashboard plants:read\n", []TokenLine{{Token: "dash", Name: "dashboard", Scopes: []string{read}}}},
+		{"named, every scope", "ops name=ops\n", []TokenLine{{Token: "ops", Name: "ops"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ParseTokens(tc.text); !slices.Equal(got, tc.want) {
-				t.Fatalf("ParseTokens(%q) = %q, want %q", tc.text, got, tc.want)
+			got, err := ParseTokens(tc.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("ParseTokens(%q) = %+v, want %+v", tc.text, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseTokensRefuses: a typo in a scope or a name is an error naming
+// the line, never showing the token.
+func TestParseTokensRefuses(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"ok\nsecret-1 plants:raed\n", `tokens file line 2: unknown scope "plants:raed" (known: plants:read, plants:write)`},
+		{"secret-1 PLANTS:READ\n", `tokens file line 1: unknown scope "PLANTS:READ" (known: plants:read, plants:write)`},
+		{"# c\n\nsecret-1 name=a name=b\n", "tokens file line 3: want one non-empty name="},
+		{"secret-1 name=\n", "tokens file line 1: want one non-empty name="},
+	} {
+		got, err := ParseTokens(tc.text)
+		if err == nil || err.Error() != tc.want {
+			t.Fatalf("ParseTokens(%q) = %+v, %v; want the error %q", tc.text, got, err, tc.want)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Fatalf("the error %q shows the token", err)
+		}
+	}
+}
+
+// TestTokensScopes: a line with scopes holds those only; a line without
+// holds every scope; a name names the caller, the id stays the digest's.
+func TestTokensScopes(t *testing.T) {
+	tokens := NewTokens([]string{"dev"})
+	parsed, err := ParseTokens("reader name=dashboard plants:read\nwriter plants:write\nall\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens.Replace(parsed)
+	for _, tc := range []struct {
+		token       string
+		name        string // "" for the digest's name
+		read, write bool
+	}{
+		{"reader", "dashboard", true, false},
+		{"writer", "", false, true},
+		{"all", "", true, true},
+		{"dev", "", true, true},
+	} {
+		p, err := tokens.Authenticate(t.Context(), tc.token)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.token, err)
+		}
+		id := TokenName(sha256.Sum256([]byte(tc.token)))
+		name := tc.name
+		if name == "" {
+			name = id
+		}
+		if p.ID != id || p.Name != name {
+			t.Errorf("%s: principal %q named %q, want %q named %q", tc.token, p.ID, p.Name, id, name)
+		}
+		if p.Has(principal.ScopePlantsRead) != tc.read || p.Has(principal.ScopePlantsWrite) != tc.write {
+			t.Errorf("%s: read %v write %v, want %v %v", tc.token, p.Has(principal.ScopePlantsRead), p.Has(principal.ScopePlantsWrite), tc.read, tc.write)
+		}
 	}
 }
 

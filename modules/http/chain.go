@@ -15,6 +15,9 @@ type Middlewares struct {
 	AccessLog Middleware `name:"access_log"`
 	Auth      Middleware `name:"auth"`
 	RateLimit Middleware `name:"rate_limit"`
+	// ScopeRefused counts 403s for a missing scope; optional, so that a
+	// chain without the auth module still builds.
+	ScopeRefused ScopeRefused `name:"scope_refused" optional:"true"`
 }
 
 // NewAPIHandler assembles the API listener's chain, outermost first:
@@ -43,7 +46,7 @@ func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder)
 	h := router.Dispatch()
 	h = shed.Wrap(h)
 	h = readAhead(h)
-	h = requireScope(h)
+	h = requireScope(h, m.ScopeRefused)
 	h = m.RateLimit(h)
 	h = m.Auth(h)
 	h = rec.Wrap(h)

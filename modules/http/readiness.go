@@ -11,6 +11,15 @@ import (
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
+// checkTimeout bounds the readiness checks of one /readyz. A store that is
+// partitioned away (packets dropped, not refused) fails its ping only by
+// timing out, so this bound is how long /readyz takes to turn 503 then;
+// it is well under 2 s, the time the chaos test (internal/chaos) allows
+// from a partition to a 503, and under the readiness probe's timeout
+// (deploy/k8s, 3 s). A healthy database answers a ping in milliseconds,
+// even over a link with a few hundred milliseconds of latency.
+const checkTimeout = time.Second
+
 // Readiness answers /readyz: 503 once shutdown began or while a check (the
 // store's ping) fails, 200 otherwise.
 type Readiness struct {
@@ -35,7 +44,7 @@ func (rd *Readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), checkTimeout)
 	defer cancel()
 	for _, c := range rd.checks {
 		if err := c.Check(ctx); err != nil {

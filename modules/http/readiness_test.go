@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -63,4 +64,19 @@ func serve(h http.Handler) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ReadyzPath, nil))
 	return rec
+}
+
+// TestReadinessHangingCheck: a check that never answers (a store behind a
+// network partition, whose ping only times out) turns /readyz 503 within
+// 2 s, the bound the chaos test holds a partitioned replica to.
+func TestReadinessHangingCheck(t *testing.T) {
+	rd := NewReadiness([]ReadinessCheck{{Name: "store", Check: func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}}}, zap.NewNop())
+	start := time.Now()
+	assertError(t, serve(rd), http.StatusServiceUnavailable, "store is not ready")
+	if took := time.Since(start); took >= 2*time.Second {
+		t.Fatalf("/readyz with a hanging check took %s, want under 2s", took)
+	}
 }

@@ -14,16 +14,25 @@ import (
 // 401's: its token is valid, and other operations may be allowed to it. A
 // route that requires a scope, reached with no principal at all (a chain
 // without auth), is refused too: the check fails closed.
-func requireScope(next http.Handler) http.Handler {
+// Each refusal is told to refused (auth's failure counter), when set.
+func requireScope(next http.Handler, refused ScopeRefused) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, ok := r.Context().Value(resolvedKey{}).(*resolved)
 		if !ok || res.requires == "" || principal.FromContext(r.Context()).Has(res.requires) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if refused != nil {
+			refused(res.requires)
+		}
 		insufficientScope(w, res.requires)
 	})
 }
+
+// ScopeRefused is told the scope of each request refused with 403 for
+// lacking it; the auth module provides it (name "scope_refused") to count
+// the refusal with its others.
+type ScopeRefused func(scope string)
 
 func insufficientScope(w http.ResponseWriter, scope string) {
 	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+`"`)

@@ -60,7 +60,7 @@ func (s failingStore) List(context.Context, plant.ListQuery) ([]plant.Plant, err
 	return nil, s.err
 }
 func (s failingStore) Delete(context.Context, int64) error { return s.err }
-func (s failingStore) Update(context.Context, plant.Plant, *plant.Plant) error {
+func (s failingStore) Replace(context.Context, plant.Plant, *plant.Plant) error {
 	return s.err
 }
 func (s failingStore) DeleteMatching(context.Context, plant.Plant) error { return s.err }

@@ -64,7 +64,7 @@ func (m *StoreMetrics) Instrument(store plant.Store, name string, tp trace.Trace
 		tracer: tp.Tracer("github.com/plantstore/plantstore/modules/plants"),
 		name:   attribute.String("plantstore.store", name),
 		create: op("create"), get: op("get"), list: op("list"), delete: op("delete"), ping: op("ping"),
-		update: op("update"), deleteMatching: op("delete_matching"),
+		update: op("replace"), deleteMatching: op("delete_matching"),
 	}
 }
 
@@ -175,9 +175,9 @@ func (s *instrumentedStore) Delete(ctx context.Context, id int64) error {
 	return err
 }
 
-func (s *instrumentedStore) Update(ctx context.Context, p plant.Plant, match *plant.Plant) error {
+func (s *instrumentedStore) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) error {
 	_, err := observe(ctx, s, s.update, idAttr(p.ID), func(ctx context.Context) (none, error) {
-		return none{}, s.next.Update(ctx, p, match)
+		return none{}, s.next.Replace(ctx, p, match)
 	})
 	return err
 }

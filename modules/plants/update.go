@@ -48,7 +48,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 		}
 		match = &current
 	}
-	if err := h.store.Update(r.Context(), p, match); err != nil {
+	if err := h.store.Replace(r.Context(), p, match); err != nil {
 		h.conditionalStoreError(w, r, err, id, conditional)
 		return
 	}

@@ -93,6 +93,9 @@ type BadRequest = Error
 // Conflict defines model for Conflict.
 type Conflict = Error
 
+// Forbidden defines model for Forbidden.
+type Forbidden = Error
+
 // InternalError defines model for InternalError.
 type InternalError = Error
 
@@ -846,6 +849,11 @@ type ListPlantsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ListPlantsResponse403Headers the declared response headers of an HTTP 403 response for ListPlants
+type ListPlantsResponse403Headers struct {
+	WWWAuthenticate string
+}
+
 // ListPlantsResponse429Headers the declared response headers of an HTTP 429 response for ListPlants
 type ListPlantsResponse429Headers struct {
 	RetryAfter int
@@ -865,6 +873,8 @@ type ListPlantsResponse struct {
 	JSON400 *BadParameter
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -875,6 +885,8 @@ type ListPlantsResponse struct {
 	Headers200 *ListPlantsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListPlantsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPlantsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPlantsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -894,6 +906,11 @@ func (r ListPlantsResponse) GetJSON400() *BadParameter {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListPlantsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPlantsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -945,6 +962,11 @@ type CreatePlantResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreatePlantResponse403Headers the declared response headers of an HTTP 403 response for CreatePlant
+type CreatePlantResponse403Headers struct {
+	WWWAuthenticate string
+}
+
 // CreatePlantResponse415Headers the declared response headers of an HTTP 415 response for CreatePlant
 type CreatePlantResponse415Headers struct {
 	AcceptEncoding *string
@@ -969,6 +991,8 @@ type CreatePlantResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -983,6 +1007,8 @@ type CreatePlantResponse struct {
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreatePlantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePlantResponse403Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreatePlantResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -1004,6 +1030,11 @@ func (r CreatePlantResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreatePlantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePlantResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -1070,6 +1101,11 @@ type DeletePlantResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// DeletePlantResponse403Headers the declared response headers of an HTTP 403 response for DeletePlant
+type DeletePlantResponse403Headers struct {
+	WWWAuthenticate string
+}
+
 // DeletePlantResponse429Headers the declared response headers of an HTTP 429 response for DeletePlant
 type DeletePlantResponse429Headers struct {
 	RetryAfter int
@@ -1087,6 +1123,8 @@ type DeletePlantResponse struct {
 	JSON400 *BadParameter
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON412 the response for an HTTP 412 `application/json` response
@@ -1099,6 +1137,8 @@ type DeletePlantResponse struct {
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeletePlantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeletePlantResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeletePlantResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1113,6 +1153,11 @@ func (r DeletePlantResponse) GetJSON400() *BadParameter {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeletePlantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeletePlantResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -1184,6 +1229,11 @@ type GetPlantResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetPlantResponse403Headers the declared response headers of an HTTP 403 response for GetPlant
+type GetPlantResponse403Headers struct {
+	WWWAuthenticate string
+}
+
 // GetPlantResponse429Headers the declared response headers of an HTTP 429 response for GetPlant
 type GetPlantResponse429Headers struct {
 	RetryAfter int
@@ -1203,6 +1253,8 @@ type GetPlantResponse struct {
 	JSON400 *BadParameter
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -1217,6 +1269,8 @@ type GetPlantResponse struct {
 	Headers304 *GetPlantResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetPlantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPlantResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPlantResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1236,6 +1290,11 @@ func (r GetPlantResponse) GetJSON400() *BadParameter {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetPlantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPlantResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -1297,6 +1356,11 @@ type UpdatePlantResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// UpdatePlantResponse403Headers the declared response headers of an HTTP 403 response for UpdatePlant
+type UpdatePlantResponse403Headers struct {
+	WWWAuthenticate string
+}
+
 // UpdatePlantResponse415Headers the declared response headers of an HTTP 415 response for UpdatePlant
 type UpdatePlantResponse415Headers struct {
 	AcceptEncoding *string
@@ -1321,6 +1385,8 @@ type UpdatePlantResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON412 the response for an HTTP 412 `application/json` response
@@ -1339,6 +1405,8 @@ type UpdatePlantResponse struct {
 	Headers200 *UpdatePlantResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdatePlantResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdatePlantResponse403Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *UpdatePlantResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -1360,6 +1428,11 @@ func (r UpdatePlantResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdatePlantResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdatePlantResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -1579,6 +1652,13 @@ func ParseListPlantsResponse(rsp *http.Response) (*ListPlantsResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1623,6 +1703,16 @@ func ParseListPlantsResponse(rsp *http.Response) (*ListPlantsResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPlantsResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListPlantsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -1683,6 +1773,13 @@ func ParseCreatePlantResponse(rsp *http.Response) (*CreatePlantResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1738,6 +1835,16 @@ func ParseCreatePlantResponse(rsp *http.Response) (*CreatePlantResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePlantResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreatePlantResponse415Headers
 		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
@@ -1804,6 +1911,13 @@ func ParseDeletePlantResponse(rsp *http.Response) (*DeletePlantResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1852,6 +1966,16 @@ func ParseDeletePlantResponse(rsp *http.Response) (*DeletePlantResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeletePlantResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeletePlantResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -1915,6 +2039,13 @@ func ParseGetPlantResponse(rsp *http.Response) (*GetPlantResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1976,6 +2107,16 @@ func ParseGetPlantResponse(rsp *http.Response) (*GetPlantResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPlantResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPlantResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -2035,6 +2176,13 @@ func ParseUpdatePlantResponse(rsp *http.Response) (*UpdatePlantResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -2108,6 +2256,16 @@ func ParseUpdatePlantResponse(rsp *http.Response) (*UpdatePlantResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdatePlantResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 415:
 		var headers UpdatePlantResponse415Headers
 		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {

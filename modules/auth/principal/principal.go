@@ -1,5 +1,5 @@
 // Package principal is who a request acts for: the identity an
-// authenticator (a static token today, a JWT later) establishes, and the
+// authenticator (a static token, a verified JWT) establishes, and the
 // scopes it holds. It depends on the standard library only, so that any
 // module (the router's scope check, the access log, the rate limit, a
 // handler) can ask who the caller is without knowing how it was
@@ -18,6 +18,11 @@ const (
 	ScopePlantsWrite = "plants:write" // POST, PUT and DELETE
 )
 
+// Scopes are every scope an operation may require: the names a tokens
+// file or a scope mapping may grant. A new one is added here and in
+// DESIGN §12.
+var Scopes = []string{ScopePlantsRead, ScopePlantsWrite}
+
 // Principal is an authenticated caller. Authenticators build one per
 // credential when they load it (a token file line, a verified JWT) and hand
 // out the same pointer on every request, so that attaching the caller to a
@@ -25,7 +30,7 @@ const (
 type Principal struct {
 	// ID is unique across authenticators and stable for a credential: it
 	// keys per-caller state such as the rate limit. It is prefixed by the
-	// authenticator's kind ("token:", later "jwt:") so that two kinds
+	// authenticator's kind ("token:", "jwt:") so that two kinds
 	// cannot collide.
 	ID string
 	// Name is for people: the access log's "caller" field, spans. Never a

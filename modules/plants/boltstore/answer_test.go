@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -61,7 +62,7 @@ func TestCreateHookWritesInTheCreatingTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	s.OnCreate(func(tx *bolt.Tx, p plant.Plant) error {
+	s.OnCreate(func(_ context.Context, tx *bolt.Tx, p plant.Plant) error {
 		if p.Name == "refused" {
 			return boom
 		}

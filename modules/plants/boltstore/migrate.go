@@ -32,6 +32,7 @@ type migration struct {
 // release, which recorded formatKey "1" without a migration list.
 var migrations = []migration{
 	{version: 1, name: "plants and their tag index", creates: [][]byte{plantsBucket, tagsBucket}},
+	{version: 2, name: "the webhook outbox and its dead letters", creates: [][]byte{OutboxBucket, DeadLetterBucket}},
 }
 
 // errNewerFormat marks a file written by a newer build.

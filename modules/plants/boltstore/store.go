@@ -37,7 +37,10 @@ type Store struct {
 // failure of that create: the batch is re-run without it. Like every write
 // it may run more than once for one create (a batch re-run after another
 // write's failure) and must depend on the transaction's state only.
-type CreateHook func(tx *bolt.Tx, p plant.Plant) error
+//
+// ctx is the create's own, for what the hook records of its request (an
+// event's trace parent); the transaction is the committer's and outlives it.
+type CreateHook func(ctx context.Context, tx *bolt.Tx, p plant.Plant) error
 
 // OnCreate sets the store's CreateHook. Call it before the first write
 // (before Start): the committer reads it without a lock.
@@ -59,7 +62,7 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, 
 	return s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
 		res, err := create(tx, key[:], value, index)
 		if res == plant.Created && s.onCreate != nil {
-			err = s.runCreateHook(tx, key[:], value)
+			err = s.runCreateHook(ctx, tx, key[:], value)
 		}
 		return res, err
 	})
@@ -69,12 +72,12 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, 
 // from its value rather than captured from Create's argument, so that
 // without a hook the argument does not escape and a create allocates what
 // it did before the hook existed.
-func (s *Store) runCreateHook(tx *bolt.Tx, key, value []byte) error {
+func (s *Store) runCreateHook(ctx context.Context, tx *bolt.Tx, key, value []byte) error {
 	p, err := decodePlant(key, value)
 	if err != nil {
 		return err
 	}
-	return s.onCreate(tx, p)
+	return s.onCreate(ctx, tx, p)
 }
 
 // settledOnDisk answers a create from what is on disk, when a plant is

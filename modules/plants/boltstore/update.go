@@ -8,10 +8,10 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Update implements plant.Store. It runs in the committer like every write,
+// Replace implements plant.Store. It runs in the committer like every write,
 // so the comparison with match and the write share one transaction: a
 // conditional update is a compare-and-swap. It returns once it is on disk.
-func (s *Store) Update(ctx context.Context, p plant.Plant, match *plant.Plant) error {
+func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) error {
 	key, value, index := encode(p)
 	var matchValue []byte
 	if match != nil {
@@ -39,7 +39,7 @@ func (s *Store) Update(ctx context.Context, p plant.Plant, match *plant.Plant) e
 	return err
 }
 
-// DeleteMatching implements plant.Store, in the committer like Update.
+// DeleteMatching implements plant.Store, in the committer like Replace.
 func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
 	key, matchValue, _ := encode(match)
 	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {

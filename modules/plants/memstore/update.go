@@ -7,9 +7,9 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Update implements plant.Store. The check and the write happen under one
+// Replace implements plant.Store. The check and the write happen under one
 // lock, so a conditional update is a compare-and-swap.
-func (s *Store) Update(_ context.Context, p plant.Plant, match *plant.Plant) error {
+func (s *Store) Replace(_ context.Context, p plant.Plant, match *plant.Plant) error {
 	tag := ""
 	if p.Tag != nil {
 		tag = *p.Tag

@@ -230,13 +230,13 @@ func (s *Store) insertBatch(ctx context.Context, batch []*pendingCreate) (map[in
 		if err := insert(tx); err != nil {
 			return err
 		}
-		plants := make([]plant.Plant, 0, len(created))
+		inserted := make([]Created, 0, len(created))
 		for _, pc := range batch {
 			if _, ok := created[pc.p.ID]; ok {
-				plants = append(plants, pc.p)
+				inserted = append(inserted, Created{Ctx: pc.ctx, Plant: pc.p})
 			}
 		}
-		return s.onCreate(ctx, tx, plants)
+		return s.onCreate(ctx, tx, inserted)
 	})
 	if err != nil {
 		return nil, err

@@ -24,9 +24,10 @@ func TestCreateHookWritesInTheInsertingTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	s.OnCreate(func(ctx context.Context, tx pgx.Tx, created []plant.Plant) error {
+	s.OnCreate(func(ctx context.Context, tx pgx.Tx, created []Created) error {
 		ids, names := make([]int64, len(created)), make([]string, len(created))
-		for i, p := range created {
+		for i, c := range created {
+			p := c.Plant
 			if p.Name == "refused" {
 				return boom
 			}
@@ -130,7 +131,7 @@ func TestIdenticalRecreateLeavesTheRowAlone(t *testing.T) {
 func TestCreateHookUnavailableFailsTheWholeBatch(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	s := openStore(t, Config{URL: url})
-	s.OnCreate(func(_ context.Context, _ pgx.Tx, created []plant.Plant) error {
+	s.OnCreate(func(_ context.Context, _ pgx.Tx, created []Created) error {
 		if len(created) > 1 { // the shared statement; the lanes' lone creates pass
 			return context.DeadlineExceeded
 		}

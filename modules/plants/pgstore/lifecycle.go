@@ -1,6 +1,10 @@
 package pgstore
 
-import "context"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 // New only builds: it parses the configuration and makes the pool, which
 // connects on demand (pgx's pool runs its own health check, stopped by
@@ -25,3 +29,8 @@ func (b *batcher) start() {
 		}
 	})
 }
+
+// Pool is the store's connection pool, for what another module keeps in
+// the same database: the webhook outbox, whose table migration 0003 makes
+// and whose rows the CreateHook writes in the plant's own transaction.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }

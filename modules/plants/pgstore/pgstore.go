@@ -78,7 +78,16 @@ type Store struct {
 // it fails the statement: its creates are then run one by one, so that
 // only the one at fault fails. Without a hook a create is a statement in a
 // transaction of its own; with one, BEGIN and COMMIT add a round trip.
-type CreateHook func(ctx context.Context, tx pgx.Tx, created []plant.Plant) error
+type CreateHook func(ctx context.Context, tx pgx.Tx, created []Created) error
+
+// Created is a plant a statement inserted, with the context of the create
+// that asked for it: a shared statement runs in the first caller's
+// context, and what the hook writes for each plant (an event's trace
+// parent) belongs to that plant's own request.
+type Created struct {
+	Ctx   context.Context
+	Plant plant.Plant
+}
 
 // OnCreate sets the store's CreateHook. Call it before the first create
 // (before Start): the create lanes read it without a lock.
@@ -219,7 +228,7 @@ func (s *Store) insertOne(ctx context.Context, p plant.Plant) (inserted bool, er
 			return err
 		}
 		inserted = true
-		return s.onCreate(ctx, tx, []plant.Plant{p})
+		return s.onCreate(ctx, tx, []Created{{Ctx: ctx, Plant: p}})
 	})
 	return inserted && err == nil, err
 }

@@ -18,8 +18,8 @@ const (
 	existsSQL         = `SELECT EXISTS (SELECT 1 FROM plants WHERE id = $1)`
 )
 
-// Update implements plant.Store.
-func (s *Store) Update(ctx context.Context, p plant.Plant, match *plant.Plant) error {
+// Replace implements plant.Store.
+func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	if match == nil {

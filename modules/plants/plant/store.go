@@ -24,12 +24,12 @@ type Store interface {
 	List(ctx context.Context, q ListQuery) ([]Plant, error)
 	// Delete removes the plant stored under id, or fails with ErrNotFound.
 	Delete(ctx context.Context, id int64) error
-	// Update replaces the name and tag of the plant stored under p.ID (a
+	// Replace replaces the name and tag of the plant stored under p.ID (a
 	// tag left nil is removed), or fails with ErrNotFound. With a match,
 	// it is a compare-and-swap: it writes only while the stored plant
 	// equals *match, and otherwise fails with ErrPreconditionFailed, so of
 	// concurrent updates made against one state exactly one succeeds.
-	Update(ctx context.Context, p Plant, match *Plant) error
+	Replace(ctx context.Context, p Plant, match *Plant) error
 	// DeleteMatching removes the plant stored under match.ID only while it
 	// equals match: ErrPreconditionFailed when it differs, ErrNotFound
 	// when none is stored.

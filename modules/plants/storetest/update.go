@@ -8,7 +8,7 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// updateCases are the conformance cases of Update and DeleteMatching.
+// updateCases are the conformance cases of Replace and DeleteMatching.
 var updateCases = []struct {
 	name string
 	fn   func(*testing.T, plant.Store)
@@ -33,8 +33,8 @@ func testUpdateReplaces(t *testing.T, s plant.Store) {
 		{ID: 1, Name: "Ficus ☘ 🌿", Tag: plant.StringPtr("indoor")}, // unicode
 	}
 	for _, p := range steps {
-		if err := s.Update(ctx, p, nil); err != nil {
-			t.Fatalf("Update(%s) = %v", show(p), err)
+		if err := s.Replace(ctx, p, nil); err != nil {
+			t.Fatalf("Replace(%s) = %v", show(p), err)
 		}
 		assertGet(t, s, p)
 	}
@@ -42,11 +42,11 @@ func testUpdateReplaces(t *testing.T, s plant.Store) {
 
 func testUpdateMissing(t *testing.T, s plant.Store) {
 	p := plant.Plant{ID: 5, Name: "never created"}
-	if err := s.Update(ctx, p, nil); !errors.Is(err, plant.ErrNotFound) {
-		t.Fatalf("Update of a missing plant = %v, want ErrNotFound", err)
+	if err := s.Replace(ctx, p, nil); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("Replace of a missing plant = %v, want ErrNotFound", err)
 	}
-	if err := s.Update(ctx, p, &p); !errors.Is(err, plant.ErrNotFound) {
-		t.Fatalf("matching Update of a missing plant = %v, want ErrNotFound", err)
+	if err := s.Replace(ctx, p, &p); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("matching Replace of a missing plant = %v, want ErrNotFound", err)
 	}
 	if _, err := s.Get(ctx, 5); !errors.Is(err, plant.ErrNotFound) {
 		t.Fatalf("Update created the plant: Get = %v", err)
@@ -57,13 +57,13 @@ func testUpdateMatching(t *testing.T, s plant.Store) {
 	v1 := plant.Plant{ID: -3, Name: "a", Tag: plant.StringPtr("")}
 	mustCreate(t, s, v1)
 	v2 := plant.Plant{ID: -3, Name: "b"}
-	if err := s.Update(ctx, v2, &v1); err != nil {
-		t.Fatalf("Update matching the stored plant = %v", err)
+	if err := s.Replace(ctx, v2, &v1); err != nil {
+		t.Fatalf("Replace matching the stored plant = %v", err)
 	}
 	// v1 is stale now, and so is a match that differs only in having no tag.
 	for _, stale := range []plant.Plant{v1, {ID: -3, Name: "a"}, {ID: -3, Name: "b", Tag: plant.StringPtr("")}} {
-		if err := s.Update(ctx, plant.Plant{ID: -3, Name: "c"}, &stale); !errors.Is(err, plant.ErrPreconditionFailed) {
-			t.Fatalf("Update matching stale %s = %v, want ErrPreconditionFailed", show(stale), err)
+		if err := s.Replace(ctx, plant.Plant{ID: -3, Name: "c"}, &stale); !errors.Is(err, plant.ErrPreconditionFailed) {
+			t.Fatalf("Replace matching stale %s = %v, want ErrPreconditionFailed", show(stale), err)
 		}
 	}
 	assertGet(t, s, v2)
@@ -72,10 +72,10 @@ func testUpdateMatching(t *testing.T, s plant.Store) {
 func testUpdateMovesTagFilter(t *testing.T, s plant.Store) {
 	mustCreate(t, s, plant.Plant{ID: 1, Name: "a", Tag: plant.StringPtr("x")})
 	mustCreate(t, s, plant.Plant{ID: 2, Name: "b", Tag: plant.StringPtr("x")})
-	if err := s.Update(ctx, plant.Plant{ID: 1, Name: "a", Tag: plant.StringPtr("y")}, nil); err != nil {
+	if err := s.Replace(ctx, plant.Plant{ID: 1, Name: "a", Tag: plant.StringPtr("y")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(ctx, plant.Plant{ID: 2, Name: "b"}, nil); err != nil {
+	if err := s.Replace(ctx, plant.Plant{ID: 2, Name: "b"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	assertList(t, s, plant.ListQuery{Tag: plant.StringPtr("x"), Limit: 10}, []int64{})
@@ -89,7 +89,7 @@ func testCreateAfterUpdate(t *testing.T, s plant.Store) {
 	old := plant.Plant{ID: 9, Name: "old", Tag: plant.StringPtr("t")}
 	mustCreate(t, s, old)
 	updated := plant.Plant{ID: 9, Name: "new"}
-	if err := s.Update(ctx, updated, nil); err != nil {
+	if err := s.Replace(ctx, updated, nil); err != nil {
 		t.Fatal(err)
 	}
 	assertCreate(t, s, old, 0, plant.ErrConflict)
@@ -107,7 +107,7 @@ func testConcurrentMatchingUpdates(t *testing.T, s plant.Store) {
 		errs := make([]error, clients)
 		for c := range clients {
 			wg.Go(func() {
-				errs[c] = s.Update(ctx, plant.Plant{ID: round, Name: contenderTag(round, c)}, &read)
+				errs[c] = s.Replace(ctx, plant.Plant{ID: round, Name: contenderTag(round, c)}, &read)
 			})
 		}
 		wg.Wait()
@@ -119,11 +119,11 @@ func testConcurrentMatchingUpdates(t *testing.T, s plant.Store) {
 			case err == nil:
 				winner = c
 			case !errors.Is(err, plant.ErrPreconditionFailed):
-				t.Fatalf("round %d: client %d: Update = %v, want nil or ErrPreconditionFailed", round, c, err)
+				t.Fatalf("round %d: client %d: Replace = %v, want nil or ErrPreconditionFailed", round, c, err)
 			}
 		}
 		if winner < 0 {
-			t.Fatalf("round %d: no update succeeded", round)
+			t.Fatalf("round %d: no replace succeeded", round)
 		}
 		assertGet(t, s, plant.Plant{ID: round, Name: contenderTag(round, winner)})
 	}
@@ -152,7 +152,7 @@ func testConcurrentMatchingDeleteAndUpdate(t *testing.T, s plant.Store) {
 		mustCreate(t, s, read)
 		var wg sync.WaitGroup
 		var updateErr, deleteErr error
-		wg.Go(func() { updateErr = s.Update(ctx, plant.Plant{ID: round, Name: "updated"}, &read) })
+		wg.Go(func() { updateErr = s.Replace(ctx, plant.Plant{ID: round, Name: "updated"}, &read) })
 		wg.Go(func() { deleteErr = s.DeleteMatching(ctx, read) })
 		wg.Wait()
 		switch {
@@ -163,7 +163,7 @@ func testConcurrentMatchingDeleteAndUpdate(t *testing.T, s plant.Store) {
 				t.Fatalf("round %d: deleted, but Get = %v", round, err)
 			}
 		default:
-			t.Fatalf("round %d: Update = %v, DeleteMatching = %v; want exactly one to succeed", round, updateErr, deleteErr)
+			t.Fatalf("round %d: Replace = %v, DeleteMatching = %v; want exactly one to succeed", round, updateErr, deleteErr)
 		}
 	}
 }

@@ -1,0 +1,19 @@
+// Package chaos is the fault-injection test of plantstore's scale-out, after
+// Jepsen's method: several real plantstore processes on one PostgreSQL
+// behind a real load balancer (HAProxy, health-checked on /readyz), a fault
+// proxy (Toxiproxy, in-process) between each replica and the database, many
+// clients on a small set of ids through the load balancer, and a nemesis
+// that kills, stops, cuts, slows and resets while they run. Every operation
+// is recorded with its invocation and completion times and its answer; an
+// answer that does not say what happened (a timeout, a reset, a 503, a 502)
+// is recorded as unknown. Porcupine then checks the whole history against a
+// sequential model of the store, one partition per id.
+//
+// The pieces, one file each: history (the record of operations), model (the
+// sequential specification), check (Porcupine, and its HTML visualisation
+// on failure), replica (a plantstore child process), haproxy, faultproxy
+// (Toxiproxy), workload (the clients), nemesis (the faults and their
+// schedule), summary (what a run prints at its end), and run (all of it
+// together). docs/reliability.md describes the method and how to replay a
+// run from its seed.
+package chaos

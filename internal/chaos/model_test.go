@@ -1,0 +1,82 @@
+package chaos
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// The model and the checker on small hand-made histories: what must pass,
+// and what must not (a lost acknowledgement, a phantom delete, a list that
+// misses a plant). Times are in nanoseconds.
+func TestModel(t *testing.T) {
+	p := plantFor(7, 0)
+	q := plantFor(7, 1)
+	create := func(pl Plant, a Answer, call, ret int) Op {
+		return Op{Kind: Create, ID: pl.ID, Name: pl.Name, Tag: pl.Tag, Answer: a, Call: time.Duration(call), Return: time.Duration(ret)}
+	}
+	get := func(got Plant, a Answer, call, ret int) Op {
+		return Op{Kind: Get, ID: 7, Got: got, Answer: a, Call: time.Duration(call), Return: time.Duration(ret)}
+	}
+	del := func(a Answer, call, ret int) Op {
+		return Op{Kind: Delete, ID: 7, Answer: a, Call: time.Duration(call), Return: time.Duration(ret)}
+	}
+	list := func(tag string, page []Plant, call, ret int) Op {
+		return Op{Kind: List, Tag: tag, Limit: 10, Page: page, Answer: OK, Call: time.Duration(call), Return: time.Duration(ret)}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []Op
+		ok   bool
+	}{
+		{"create then get", []Op{create(p, OK, 0, 10), get(p, OK, 20, 30)}, true},
+		{"an acknowledged create lost", []Op{create(p, OK, 0, 10), get(Plant{}, NotFound, 20, 30)}, false},
+		{"concurrent creates, one wins", []Op{create(p, OK, 0, 10), create(q, Conflict, 0, 10), get(p, OK, 20, 30)}, true},
+		{"both creates won", []Op{create(p, OK, 0, 10), create(q, OK, 0, 10)}, false},
+		{"an identical create again", []Op{create(p, OK, 0, 10), create(p, OK, 20, 30)}, true},
+		{"an unknown create that took effect later", []Op{create(p, Unknown, 0, 10), get(Plant{}, NotFound, 20, 30), get(p, OK, 40, 50)}, true},
+		{"an unknown create never seen", []Op{create(p, Unknown, 0, 10), get(Plant{}, NotFound, 20, 30)}, true},
+		{"a delete of an absent plant answered 204", []Op{del(OK, 0, 10)}, false},
+		{"an unknown delete", []Op{create(p, OK, 0, 10), del(Unknown, 20, 30), get(Plant{}, NotFound, 40, 50)}, true},
+		{"a list shows a created plant", []Op{create(p, OK, 0, 10), list(p.Tag, []Plant{p}, 20, 30)}, true},
+		{"a list misses a created plant", []Op{create(p, OK, 0, 10), list(p.Tag, nil, 20, 30)}, false},
+		{"a list of the other tag", []Op{create(p, OK, 0, 10), list(q.Tag, nil, 20, 30)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			v, err := Check(tc.ops, []int64{7, 8}, []FaultRecord{{Name: "kill", Start: 5, End: 15}}, time.Minute, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Result == "Ok"; got != tc.ok {
+				t.Fatalf("linearizable = %v (%s), want %v", got, v.Result, tc.ok)
+			}
+			if !tc.ok {
+				if _, err := os.Stat(v.HTML); err != nil {
+					t.Fatalf("no visualisation written: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestObservations: a page covers the ids above its cursor, up to its last
+// id when a next page follows.
+func TestObservations(t *testing.T) {
+	page := []Plant{{ID: 3, Name: "a", Tag: "red"}, {ID: 5, Name: "b", Tag: "red"}}
+	op := Op{Kind: List, Tag: "red", HasAfter: true, After: 2, Page: page, More: true}
+	got := observations(op, []int64{1, 2, 3, 4, 5, 6})
+	want := []observation{{page[0], OK}, {Plant{ID: 4}, NotFound}, {page[1], OK}}
+	if len(got) != len(want) {
+		t.Fatalf("observations = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("observations = %v, want %v", got, want)
+		}
+	}
+	op.More = false // the last page: it says 6 is not there either
+	if got := observations(op, []int64{1, 2, 3, 4, 5, 6}); len(got) != 4 || got[3] != (observation{Plant{ID: 6}, NotFound}) {
+		t.Fatalf("last page observations = %v", got)
+	}
+}

@@ -1,0 +1,172 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+)
+
+// Config is one run.
+type Config struct {
+	Store    string // "postgres" (three replicas) or "bolt" (one)
+	Replicas int
+	Clients  int
+	IDs      int
+	Seed     uint64
+	// Duration, when set, makes a long run: the short schedule, then
+	// random faults until it has passed. Unset, the short schedule alone.
+	Duration time.Duration
+	Calm     time.Duration // between faults
+	Dir      string        // artifacts: logs, HAProxy's files, the visualisation
+	Logf     func(format string, args ...any)
+}
+
+// Result is what a run found.
+type Result struct {
+	Summary    string
+	Verdict    Verdict
+	Violations []string
+}
+
+// Failed reports whether the run broke a promise.
+func (r Result) Failed() bool { return r.Verdict.Result != "Ok" || len(r.Violations) > 0 }
+
+// Run builds the cluster for cfg.Store in cfg.Dir, runs the workload and
+// the nemesis, checks the history and tears everything down.
+// newPostgres gives the database cluster (a pgtest TCP cluster); it is not
+// called for bolt.
+func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (Result, error) {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	logf("building plantstore")
+	bin, err := BuildBinary(cfg.Dir)
+	if err != nil {
+		return Result{}, err
+	}
+	c := &Cluster{History: NewHistory(), Logf: logf}
+	var replicaEnv func(i int) []string
+	switch cfg.Store {
+	case "postgres":
+		c.Postgres = newPostgres()
+		db, err := c.Postgres.CreateDatabase()
+		if err != nil {
+			return Result{}, err
+		}
+		for i := range cfg.Replicas {
+			p, err := NewFaultProxy("db-r"+strconv.Itoa(i), c.Postgres.TCPAddr())
+			if err != nil {
+				return Result{}, err
+			}
+			defer p.Close()
+			c.Proxies = append(c.Proxies, p)
+		}
+		replicaEnv = func(i int) []string {
+			return []string{"PLANTSTORE_STORE=postgres", "PLANTSTORE_POSTGRES_URL=" + c.Postgres.TCPURL(db, c.Proxies[i].Addr())}
+		}
+	case "bolt":
+		cfg.Replicas = 1 // one process owns a bolt file
+		replicaEnv = func(int) []string {
+			return []string{"PLANTSTORE_STORE=bolt", "PLANTSTORE_DATA_DIR=" + filepath.Join(cfg.Dir, "data")}
+		}
+	default:
+		return Result{}, fmt.Errorf("chaos: store %q, want postgres or bolt", cfg.Store)
+	}
+	for i := range cfg.Replicas {
+		r, err := NewReplica("r"+strconv.Itoa(i), bin, cfg.Dir, replicaEnv(i))
+		if err != nil {
+			return Result{}, err
+		}
+		c.Replicas = append(c.Replicas, r)
+	}
+	defer func() {
+		for _, r := range c.Replicas {
+			r.Stop()
+		}
+	}()
+	logf("starting %d %s replicas and HAProxy", cfg.Replicas, cfg.Store)
+	// Started one after the other: the first applies the migrations.
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for _, r := range c.Replicas {
+		if err := r.Start(startCtx); err != nil {
+			return Result{}, err
+		}
+	}
+	c.LB, err = StartHAProxy(cfg.Dir, c.Replicas)
+	if err != nil {
+		return Result{}, err
+	}
+	defer c.LB.Stop()
+	if err := c.whole(startCtx); err != nil {
+		return Result{}, err
+	}
+
+	ids := make([]int64, cfg.IDs)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	w := Workload{URL: c.LB.URL(), Clients: cfg.Clients, IDs: ids, Seed: cfg.Seed, MaxOps: 1_000_000, Timeout: 30 * time.Second}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	loadDone := make(chan struct{})
+	go func() { w.Run(loadCtx, c.History); close(loadDone) }()
+
+	logf("load: %d clients on %d ids; faults begin", cfg.Clients, cfg.IDs)
+	deadline := time.Now().Add(cfg.Duration)
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6e656d65736973)) // the nemesis' own stream
+	faults, phases, nemesisErr := RunNemesis(ctx, c, ShortSchedule(cfg.Store), deadline, cfg.Store, rng, cfg.Calm)
+	stopLoad()
+	<-loadDone
+	if nemesisErr != nil {
+		c.Violate("the cluster did not recover: %v", nemesisErr)
+	}
+
+	logf("faults done; reading every id back")
+	readCtx, cancelRead := context.WithTimeout(ctx, 5*time.Minute)
+	w.FinalReads(readCtx, c.History)
+	cancelRead()
+	ops := c.History.Ops()
+	judge(c, ops, faults)
+	logf("checking %d operations", len(ops))
+	v, err := Check(ops, ids, faults, 5*time.Minute, cfg.Dir)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Verdict: v, Violations: c.Violations()}
+	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, res.Violations)
+	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
+		return res, err
+	}
+	return res, writeHistory(filepath.Join(cfg.Dir, "history.jsonl"), ops)
+}
+
+// writeHistory keeps the history, one operation a line, for a look after
+// the run (which replica answered what, when).
+func writeHistory(path string, ops []Op) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for _, op := range ops {
+		if err := enc.Encode(op); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,210 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Workload is the clients' configuration.
+type Workload struct {
+	URL     string  // the load balancer
+	Clients int     // concurrent clients, each one operation at a time
+	IDs     []int64 // the ids they work on: few, so operations meet
+	Seed    uint64
+	MaxOps  int           // per client: a bound on the loop besides ctx
+	Timeout time.Duration // per request; past it the answer is unknown
+}
+
+// names is how many different plants each id may hold: creates of the same
+// id with different names conflict.
+const names = 3
+
+// plantFor is the k-th plant an id may hold. The tag follows from the name,
+// so that list pages by tag see ids come and go.
+func plantFor(id int64, k int) Plant {
+	return Plant{ID: id, Name: "p" + strconv.FormatInt(id, 10) + "-" + strconv.Itoa(k), Tag: [...]string{"red", "green"}[(int(id)+k)%2]}
+}
+
+// Run runs the clients until ctx ends or each has done MaxOps operations,
+// recording every operation in h.
+func (w Workload) Run(ctx context.Context, h *History) {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = w.Clients
+	client := &http.Client{Timeout: w.Timeout, Transport: transport}
+	defer transport.CloseIdleConnections()
+	var wg sync.WaitGroup
+	for c := range w.Clients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(w.Seed, uint64(c)))
+			for n := 0; n < w.MaxOps && ctx.Err() == nil; n++ {
+				op := w.next(rng, c)
+				w.do(client, h, &op)
+				h.Add(op)
+				if pause := backoff(op); pause > 0 {
+					// A client that met an outage waits a little, as a real
+					// one would; it also keeps the unknown operations, the
+					// checker's expensive part, from piling up on an id.
+					select {
+					case <-ctx.Done():
+					case <-time.After(pause):
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// next draws an operation: creates and deletes to change ids, gets and list
+// pages to watch them.
+func (w Workload) next(rng *rand.Rand, client int) Op {
+	id := w.IDs[rng.IntN(len(w.IDs))]
+	switch r := rng.IntN(100); {
+	case r < 35:
+		p := plantFor(id, rng.IntN(names))
+		return Op{Client: client, Kind: Create, ID: id, Name: p.Name, Tag: p.Tag}
+	case r < 65:
+		return Op{Client: client, Kind: Get, ID: id}
+	case r < 85:
+		return Op{Client: client, Kind: Delete, ID: id}
+	default:
+		op := Op{Client: client, Kind: List, Tag: [...]string{"red", "green"}[rng.IntN(2)], Limit: 1 + rng.IntN(20)}
+		if rng.IntN(4) > 0 {
+			op.After, op.HasAfter = id, true
+		}
+		return op
+	}
+}
+
+func backoff(op Op) time.Duration {
+	if op.Answer != Unknown {
+		return 0
+	}
+	return 300 * time.Millisecond
+}
+
+// do sends op and fills in its times and answer.
+func (w Workload) do(client *http.Client, h *History, op *Op) {
+	var req *http.Request
+	var err error
+	switch op.Kind {
+	case Create:
+		body, _ := json.Marshal(map[string]any{"id": op.ID, "name": op.Name, "tag": op.Tag})
+		req, err = http.NewRequest(http.MethodPost, w.URL+"/plants", bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	case Get:
+		req, err = http.NewRequest(http.MethodGet, w.URL+"/plants/"+strconv.FormatInt(op.ID, 10), nil)
+	case Delete:
+		req, err = http.NewRequest(http.MethodDelete, w.URL+"/plants/"+strconv.FormatInt(op.ID, 10), nil)
+	case List:
+		q := url.Values{"tag": {op.Tag}, "limit": {strconv.Itoa(op.Limit)}}
+		if op.HasAfter {
+			q.Set("after", strconv.FormatInt(op.After, 10))
+		}
+		req, err = http.NewRequest(http.MethodGet, w.URL+"/plants?"+q.Encode(), nil)
+	}
+	if err != nil {
+		panic(err) // a request of our own making
+	}
+	req.Header.Set("Authorization", "Bearer "+Token)
+	op.Call = h.Now()
+	resp, err := client.Do(req)
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	op.Return = h.Now()
+	if err != nil {
+		op.Answer, op.Err = Unknown, err.Error()
+		if resp != nil {
+			op.Status = resp.StatusCode
+		}
+		return
+	}
+	op.Status = resp.StatusCode
+	op.Replica = resp.Header.Get("X-Replica")
+	op.Answer = classify(op, resp, body)
+}
+
+// classify reads an answer: what it says happened, or Unexpected with the
+// reason in Err.
+func classify(op *Op, resp *http.Response, body []byte) Answer {
+	switch s := resp.StatusCode; {
+	case s >= 500:
+		if s == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+			op.Err = "503 without Retry-After"
+		}
+		return Unknown
+	case op.Kind == Create && s == http.StatusOK:
+		var p struct{ Name, Tag string }
+		if json.Unmarshal(body, &p) != nil || p.Name != op.Name || p.Tag != op.Tag {
+			op.Err = fmt.Sprintf("create answered 200 with %s", body)
+			return Unexpected
+		}
+		return OK
+	case op.Kind == Create && s == http.StatusConflict:
+		return Conflict
+	case op.Kind == Get && s == http.StatusOK:
+		var p struct {
+			ID        int64
+			Name, Tag string
+		}
+		if json.Unmarshal(body, &p) != nil || p.ID != op.ID {
+			op.Err = fmt.Sprintf("get answered 200 with %s", body)
+			return Unexpected
+		}
+		op.Got = Plant{ID: p.ID, Name: p.Name, Tag: p.Tag}
+		return OK
+	case op.Kind == Delete && s == http.StatusNoContent:
+		return OK
+	case (op.Kind == Get || op.Kind == Delete) && s == http.StatusNotFound:
+		return NotFound
+	case op.Kind == List && s == http.StatusOK:
+		var page []struct {
+			ID        int64
+			Name, Tag string
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			op.Err = fmt.Sprintf("list answered 200 with %s", body)
+			return Unexpected
+		}
+		for _, p := range page {
+			op.Page = append(op.Page, Plant{ID: p.ID, Name: p.Name, Tag: p.Tag})
+		}
+		op.More = resp.Header.Get("Link") != ""
+		return OK
+	}
+	op.Err = fmt.Sprintf("%s answered %d: %s", op.Kind, resp.StatusCode, body)
+	return Unexpected
+}
+
+// FinalReads reads every id once, sequentially, after the faults healed:
+// part of the history, so the checker holds them against every
+// acknowledged write. A read whose answer is unknown is retried a few
+// times.
+func (w Workload) FinalReads(ctx context.Context, h *History) {
+	client := &http.Client{Timeout: w.Timeout}
+	for _, id := range w.IDs {
+		for try := 0; try < 5 && ctx.Err() == nil; try++ {
+			op := Op{Client: w.Clients, Kind: Get, ID: id}
+			w.do(client, h, &op)
+			h.Add(op)
+			if op.Answer != Unknown {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package jwtauth
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+)
+
+// KeySource holds the issuer's public keys. It fetches them at start and
+// every refresh interval in the background; a token signed by a key it
+// does not know (the issuer rotated) makes it fetch at once, but at most
+// once per MinKIDRefresh, so that a flood of tokens with made-up kids
+// cannot hammer the issuer. When the issuer is down, the keys last fetched
+// stay in use: readiness is about serving, and tokens signed by those keys
+// are still good. plantstore_auth_jwks_up says whether the last fetch
+// worked.
+type KeySource struct {
+	issuer    string // for discovery; "" with a JWKS URL alone
+	jwksURL   string // configured; "" means discovery
+	tokenFile string
+	refresh   time.Duration
+	client    *http.Client
+	log       *zap.Logger
+	now       func() time.Time
+
+	keys atomic.Pointer[keySet]
+
+	fetchMu        sync.Mutex // one fetch at a time
+	lastKIDRefresh time.Time  // under fetchMu
+
+	up          prometheus.Gauge
+	lastSuccess prometheus.Gauge
+	count       prometheus.Gauge
+	fetches     *prometheus.CounterVec
+
+	cancel context.CancelFunc // ends the background refresh; nil until Start
+	done   chan struct{}
+}
+
+// MinKIDRefresh is the least time between two fetches caused by unknown
+// kids.
+const MinKIDRefresh = 5 * time.Second
+
+// fetchTimeout bounds one fetch (discovery and JWKS together).
+const fetchTimeout = 10 * time.Second
+
+// maxDocumentBytes bounds a discovery document or JWKS read from the issuer.
+const maxDocumentBytes = 1 << 20
+
+// retryDelay is how soon a failed background fetch is tried again (or the
+// refresh interval, if shorter).
+const retryDelay = 15 * time.Second
+
+// NewKeySource builds the source for cfg (which must be Enabled); Start
+// fetches. Its metrics are registered on reg.
+func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeySource, error) {
+	client, err := newHTTPClient(cfg.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	k := &KeySource{
+		issuer: cfg.Issuer, jwksURL: cfg.JWKSURL, tokenFile: cfg.FetchToken,
+		refresh: cfg.Refresh, client: client, log: log, now: time.Now,
+		up: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "plantstore_auth_jwks_up",
+			Help: "1 when the last fetch of the JWT issuer's keys worked, 0 when it failed (the keys fetched before stay in use).",
+		}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "plantstore_auth_jwks_last_success_timestamp_seconds",
+			Help: "When the JWT issuer's keys were last fetched, Unix seconds; 0 before the first success.",
+		}),
+		count: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "plantstore_auth_jwks_keys",
+			Help: "JWT signing keys in use.",
+		}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "plantstore_auth_jwks_fetches_total",
+			Help: "Fetches of the JWT issuer's keys, by result (ok, error).",
+		}, []string{"result"}),
+		done: make(chan struct{}),
+	}
+	if k.refresh <= 0 {
+		k.refresh = DefaultRefresh
+	}
+	k.fetches.WithLabelValues("ok")
+	k.fetches.WithLabelValues("error")
+	k.keys.Store(&keySet{})
+	for _, c := range []prometheus.Collector{k.up, k.lastSuccess, k.count, k.fetches} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+func newHTTPClient(caFile string) (*http.Client, error) {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile) //nolint:gosec // G304: the operator's --jwt-ca-file
+		if err != nil {
+			return nil, fmt.Errorf("--jwt-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--jwt-ca-file %s: no PEM certificate in it", caFile)
+		}
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	// No redirects: the keys come from the URL configured or discovered.
+	return &http.Client{Transport: transport, Timeout: fetchTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}, nil
+}
+
+// Start fetches the keys once, then keeps them fresh in the background. A
+// failed first fetch does not stop the program: static tokens still work,
+// JWTs are refused as unknown_key until the issuer answers, and the
+// failure is logged and shown by plantstore_auth_jwks_up.
+func (k *KeySource) Start(ctx context.Context) error {
+	ok := k.fetchLogged(ctx)
+	// The refresh outlives the start's deadline, until Stop cancels it (a
+	// fetch under way included).
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	k.cancel = cancel
+	go k.loop(loopCtx, ok)
+	return nil
+}
+
+// Stop ends the background refresh; a second Stop, or one without Start,
+// does nothing.
+func (k *KeySource) Stop(context.Context) error {
+	if k.cancel == nil {
+		return nil
+	}
+	k.cancel()
+	<-k.done
+	return nil
+}
+
+func (k *KeySource) loop(ctx context.Context, lastOK bool) {
+	defer close(k.done)
+	for {
+		wait := k.refresh
+		if !lastOK && retryDelay < wait {
+			wait = retryDelay
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		lastOK = k.fetchLogged(ctx)
+	}
+}
+
+func (k *KeySource) fetchLogged(ctx context.Context) bool {
+	if err := k.Refresh(ctx); err != nil {
+		k.log.Warn("JWT keys not fetched; keeping the keys in use", zap.Error(err), zap.Int("keys", k.keys.Load().len()))
+		return false
+	}
+	return true
+}
+
+// Refresh fetches the keys now and, when that works, puts them in use;
+// when it fails, the keys in use stay.
+func (k *KeySource) Refresh(ctx context.Context) error {
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	return k.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh with fetchMu held.
+func (k *KeySource) refreshLocked(ctx context.Context) error {
+	set, err := k.fetch(ctx)
+	if err != nil {
+		k.up.Set(0)
+		k.fetches.WithLabelValues("error").Inc()
+		return err
+	}
+	k.keys.Store(set)
+	k.up.Set(1)
+	k.lastSuccess.Set(float64(k.now().UnixNano()) / 1e9)
+	k.count.Set(float64(set.len()))
+	k.fetches.WithLabelValues("ok").Inc()
+	return nil
+}
+
+// key returns the key with kid (any key, when kid is "" and there is one).
+// On a miss it fetches the keys again, unless a miss did so less than
+// MinKIDRefresh ago.
+func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
+	if key, ok := k.keys.Load().lookup(kid); ok {
+		return key, true
+	}
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	// Another request may have fetched while this one waited.
+	if key, ok := k.keys.Load().lookup(kid); ok {
+		return key, true
+	}
+	now := k.now()
+	if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < MinKIDRefresh {
+		return verifyKey{}, false
+	}
+	k.lastKIDRefresh = now
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+	defer cancel()
+	if err := k.refreshLocked(ctx); err != nil {
+		k.log.Warn("JWT keys not fetched for an unknown key id; keeping the keys in use", zap.Error(err))
+		return verifyKey{}, false
+	}
+	return k.keys.Load().lookup(kid)
+}
+
+func (k *KeySource) fetch(ctx context.Context) (*keySet, error) {
+	jwksURL := k.jwksURL
+	if jwksURL == "" {
+		var err error
+		if jwksURL, err = k.discover(ctx); err != nil {
+			return nil, err
+		}
+	}
+	body, err := k.get(ctx, jwksURL)
+	if err != nil {
+		return nil, err
+	}
+	set, err := jwk.Parse(body)
+	if err != nil {
+		return nil, fmt.Errorf("JWKS from %s: %w", jwksURL, err)
+	}
+	return newKeySet(set, k.log), nil
+}
+
+// discover reads the issuer's OpenID configuration for its jwks_uri. The
+// document must name the issuer configured (OpenID Connect Discovery §4.3).
+func (k *KeySource) discover(ctx context.Context) (string, error) {
+	url := strings.TrimSuffix(k.issuer, "/") + "/.well-known/openid-configuration"
+	body, err := k.get(ctx, url)
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return "", fmt.Errorf("discovery document %s: %w", url, err)
+	}
+	if doc.Issuer != k.issuer {
+		return "", fmt.Errorf("discovery document %s names the issuer %q, not %q", url, doc.Issuer, k.issuer)
+	}
+	if err := checkURL(doc.JWKSURI); err != nil {
+		return "", fmt.Errorf("discovery document %s: jwks_uri %q: %w", url, doc.JWKSURI, err)
+	}
+	return doc.JWKSURI, nil
+}
+
+func (k *KeySource) get(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if k.tokenFile != "" {
+		// Read at every fetch: the kubelet rotates the projected token.
+		tok, err := os.ReadFile(k.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--jwt-fetch-token-file: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	}
+	resp, err := k.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if len(body) > maxDocumentBytes {
+		return nil, fmt.Errorf("GET %s: more than %d bytes", url, maxDocumentBytes)
+	}
+	return body, nil
+}

@@ -1,0 +1,43 @@
+package boltstore
+
+import (
+	"context"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// The webhook outbox's buckets, made by migration 2. The store writes
+// nothing into them itself: the webhooks module's CreateHook writes a
+// delivery into OutboxBucket in the transaction that creates the plant, and
+// its dispatcher reads and settles deliveries through ViewOnDisk and
+// Update. Their keys and values are that module's format.
+var (
+	OutboxBucket     = []byte("webhook_outbox")
+	DeadLetterBucket = []byte("webhook_dead_letters")
+)
+
+// Update runs fn in a write transaction of the group commit, shared with
+// the creates and deletes queued with it, and returns once it is on disk.
+// Like every write, fn must depend on the transaction's state only: it may
+// run again when another write of its batch fails.
+func (s *Store) Update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) { return 0, fn(tx) })
+	return err
+}
+
+// ViewOnDisk runs fn in a read transaction, only when what that transaction
+// sees is on disk; otherwise it runs nothing and reports false (the last
+// commit's sync is finishing: look again shortly). A reader that acts
+// outside the file, as a webhook sender does, must not act on a commit that
+// a crash could still undo.
+func (s *Store) ViewOnDisk(fn func(tx *bolt.Tx) error) (onDisk bool, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if onDisk = s.writes.onDisk(tx); !onDisk {
+			return nil
+		}
+		return fn(tx)
+	})
+	return onDisk, err
+}

@@ -1,0 +1,77 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+)
+
+// Admin listener paths for dead letters. The admin listener has no auth
+// and must stay inside the cluster: redelivering is an operator's act.
+const (
+	DeadLettersPath = "/webhooks/dead-letters"
+	RedeliverPath   = "/webhooks/dead-letters/{id}/redeliver"
+)
+
+// maxDeadLetters bounds one listing.
+const maxDeadLetters = 1000
+
+// deadLetterJSON is a dead letter as listed: the event's body as JSON.
+type deadLetterJSON struct {
+	outbox.DeadLetter
+	Event json.RawMessage `json:"event"`
+}
+
+// AdminRoutes lists and redelivers dead letters.
+func AdminRoutes(box outbox.Outbox, log *zap.Logger) []httpserver.Route {
+	list := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := 100
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxDeadLetters || strconv.Itoa(n) != v {
+				httperr.Write(w, http.StatusBadRequest, "limit must be a whole number from 1 to "+strconv.Itoa(maxDeadLetters))
+				return
+			}
+			limit = n
+		}
+		dead, err := box.DeadLetters(r.Context(), r.URL.Query().Get("endpoint"), limit)
+		if err != nil {
+			log.Error("webhooks: listing dead letters failed", zap.Error(err))
+			httperr.Write(w, http.StatusServiceUnavailable, "the outbox cannot be read")
+			return
+		}
+		out := make([]deadLetterJSON, len(dead))
+		for i, dl := range dead {
+			out[i] = deadLetterJSON{DeadLetter: dl, Event: dl.Body}
+		}
+		body, _ := json.Marshal(out)
+		httperr.SetJSONContentType(w.Header())
+		_, _ = w.Write(body)
+	})
+	redeliver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := mux.Vars(r)["id"]
+		err := box.Redeliver(r.Context(), id)
+		switch {
+		case errors.Is(err, outbox.ErrNotFound):
+			httperr.Write(w, http.StatusNotFound, "no dead letter has this id")
+		case err != nil:
+			log.Error("webhooks: redelivering a dead letter failed", zap.String("webhook_id", id), zap.Error(err))
+			httperr.Write(w, http.StatusServiceUnavailable, "the outbox cannot be written")
+		default:
+			log.Info("webhooks: dead letter queued for redelivery", zap.String("webhook_id", id))
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	return []httpserver.Route{
+		{Method: http.MethodGet, Path: DeadLettersPath, Handler: list},
+		{Method: http.MethodPost, Path: RedeliverPath, Handler: redeliver},
+	}
+}

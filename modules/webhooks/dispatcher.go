@@ -1,0 +1,304 @@
+package webhooks
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+)
+
+// statsInterval is how often the outbox's size and oldest age are read for
+// the metrics.
+const statsInterval = 5 * time.Second
+
+// settleTimeout bounds recording an attempt's result in the outbox.
+const settleTimeout = 5 * time.Second
+
+// Dispatcher sends what the outbox holds to the endpoints of the webhooks
+// file. Each endpoint has its own loop and at most --webhooks-concurrency
+// attempts in flight, so a slow or dead endpoint holds up no other. A
+// create never waits for it: the create only writes the outbox.
+type Dispatcher struct {
+	cfg     Config
+	box     outbox.Outbox
+	send    *sender
+	metrics *Metrics
+	log     *zap.Logger
+
+	// subscribed names the endpoints a new plant is announced to; the
+	// CreateHook reads it on every create.
+	subscribed atomic.Pointer[[]string]
+
+	initial File // the file as read at construction, applied by Start
+
+	mu      sync.Mutex
+	workers map[string]*worker
+
+	// base is every attempt's context: cancelled once the stop's budget is
+	// spent, so that an attempt in flight ends and stays pending.
+	base     context.Context
+	cancel   context.CancelFunc
+	stopping chan struct{}
+	stopOnce sync.Once
+	loops    sync.WaitGroup
+}
+
+// worker is one endpoint's loop and its attempts.
+type worker struct {
+	ep    atomic.Pointer[Endpoint]
+	gone  atomic.Bool   // it answered 410: nothing is sent until the file changes
+	slots chan struct{} // attempts in flight
+	wake  chan struct{} // a slot freed up: look for more now
+	stop  chan struct{} // the endpoint left the file
+}
+
+// NewDispatcher returns a dispatcher of box's deliveries to the endpoints
+// of file. Start starts its loops.
+func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, tp trace.TracerProvider, log *zap.Logger) *Dispatcher {
+	cfg = cfg.withDefaults()
+	base, cancel := context.WithCancel(context.Background())
+	d := &Dispatcher{cfg: cfg, box: box, send: newSender(cfg, tp), metrics: metrics, log: log,
+		workers: make(map[string]*worker), base: base, cancel: cancel, stopping: make(chan struct{})}
+	d.setSubscribed(file)
+	d.initial = file
+	return d
+}
+
+// Subscribed names the endpoints that a new plant is announced to.
+func (d *Dispatcher) Subscribed() []string { return *d.subscribed.Load() }
+
+func (d *Dispatcher) setSubscribed(f File) {
+	var names []string
+	for _, ep := range f.Endpoints {
+		if ep.Subscribes(EventPlantCreated) {
+			names = append(names, ep.Name)
+		}
+	}
+	d.subscribed.Store(&names)
+}
+
+// Start drops the pending deliveries of endpoints that are no longer in the
+// file and starts a loop per endpoint. Its signature is an Fx start hook's.
+func (d *Dispatcher) Start(ctx context.Context) error {
+	f := d.initial
+	if err := d.drop(ctx, f); err != nil {
+		return err
+	}
+	d.apply(f)
+	d.loops.Add(1)
+	go d.readStats()
+	return nil
+}
+
+// Apply makes f the endpoints: new ones get a loop (and the plants created
+// from now on, not the backlog), removed ones stop and their pending
+// deliveries are dropped, changed ones are sent to as they now read, and
+// an endpoint that answered 410 is tried again.
+func (d *Dispatcher) Apply(ctx context.Context, f File) {
+	d.setSubscribed(f)
+	d.apply(f)
+	if err := d.drop(ctx, f); err != nil {
+		d.log.Warn("webhooks: the pending deliveries of removed endpoints were not dropped; they will be at the next start or reload", zap.Error(err))
+	}
+}
+
+func (d *Dispatcher) apply(f File) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keep := make(map[string]bool, len(f.Endpoints))
+	var added []*worker
+	for _, ep := range f.Endpoints {
+		keep[ep.Name] = true
+		w := d.workers[ep.Name]
+		if w == nil {
+			w = &worker{slots: make(chan struct{}, d.cfg.Concurrency), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+			d.workers[ep.Name] = w
+			added = append(added, w)
+		}
+		w.ep.Store(&ep)
+		w.gone.Store(false)
+		d.metrics.paused.WithLabelValues(ep.Name).Set(0)
+	}
+	for _, w := range added {
+		d.loops.Add(1)
+		go d.run(w)
+	}
+	for name, w := range d.workers {
+		if !keep[name] {
+			close(w.stop)
+			delete(d.workers, name)
+			d.metrics.paused.DeleteLabelValues(name)
+		}
+	}
+}
+
+// drop removes the pending deliveries of the endpoints f does not name.
+func (d *Dispatcher) drop(ctx context.Context, f File) error {
+	names := make([]string, 0, len(f.Endpoints))
+	for _, ep := range f.Endpoints {
+		names = append(names, ep.Name)
+	}
+	dropped, err := d.box.DropExcept(ctx, names)
+	if err != nil {
+		return err
+	}
+	for ep, n := range dropped {
+		d.metrics.dropped.WithLabelValues(ep).Add(float64(n))
+		d.log.Warn("webhooks: dropped the pending events of an endpoint no longer in the webhooks file",
+			zap.String("endpoint", ep), zap.Int("events", n))
+	}
+	return nil
+}
+
+// run is one endpoint's loop: claim what is due, as many as there are free
+// slots, and attempt each on its own goroutine.
+func (d *Dispatcher) run(w *worker) {
+	defer d.loops.Done()
+	tick := time.NewTicker(d.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		d.claim(w)
+		select {
+		case <-d.stopping:
+			return
+		case <-w.stop:
+			return
+		case <-tick.C:
+		case <-w.wake:
+		}
+	}
+}
+
+func (d *Dispatcher) claim(w *worker) {
+	free := cap(w.slots) - len(w.slots)
+	if free == 0 || w.gone.Load() {
+		return
+	}
+	ep := w.ep.Load()
+	ctx, cancel := context.WithTimeout(d.base, settleTimeout)
+	batch, err := d.box.Claim(ctx, ep.Name, free, d.cfg.lease())
+	cancel()
+	if err != nil {
+		d.log.Warn("webhooks: could not read the outbox", zap.String("endpoint", ep.Name), zap.Error(err))
+		return
+	}
+	for _, dl := range batch {
+		w.slots <- struct{}{}
+		d.loops.Add(1)
+		go func() {
+			defer d.loops.Done()
+			d.deliver(w, dl)
+			<-w.slots
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}()
+	}
+}
+
+// deliver makes one attempt and records its result.
+func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery) {
+	ep := *w.ep.Load()
+	r := d.send.attempt(d.base, ep, dl)
+	d.metrics.attempts.WithLabelValues(ep.Name, r.outcome, statusClass(r.status)).Inc()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.base), settleTimeout)
+	defer cancel()
+	log := d.log.With(zap.String("endpoint", ep.Name), zap.String("webhook_id", dl.ID), zap.Int("attempt", dl.Attempt))
+	var err error
+	switch {
+	case r.outcome == outcomeDelivered:
+		err = d.box.Delivered(ctx, dl)
+		d.metrics.latency.WithLabelValues(ep.Name).Observe(time.Since(dl.CreatedAt).Seconds())
+	case d.base.Err() != nil:
+		// Cut off by the stop: not the endpoint's failure. Due again at
+		// once, for another replica or the next start.
+		err = d.box.Retry(ctx, dl, 0, "interrupted by shutdown")
+	case dl.Attempt > len(d.cfg.Retries):
+		err = d.box.Bury(ctx, dl, r.reason)
+		d.metrics.deadLettered.WithLabelValues(ep.Name).Inc()
+		log.Warn("webhook dead-lettered after its last attempt", zap.String("outcome", r.outcome),
+			zap.Int("status", r.status), zap.String("reason", r.reason))
+	default:
+		if r.outcome == outcomeGone && !w.gone.Swap(true) {
+			d.metrics.paused.WithLabelValues(ep.Name).Set(1)
+			log.Warn("webhook endpoint answered 410 Gone: nothing more is sent to it until the webhooks file changes")
+		}
+		wait := d.backoff(dl.Attempt, r.retryAfter)
+		err = d.box.Retry(ctx, dl, wait, r.reason)
+		log.Warn("webhook attempt failed", zap.String("outcome", r.outcome), zap.Int("status", r.status),
+			zap.String("reason", r.reason), zap.Duration("retry_in", wait))
+	}
+	if err != nil {
+		log.Warn("webhooks: could not record an attempt's result in the outbox; it will be attempted again", zap.Error(err))
+	}
+}
+
+// backoff is the wait after failed attempt n (from 1): the schedule's,
+// spread by ±20% so that the events of one outage do not all come back at
+// once, and never shorter than the receiver's Retry-After.
+func (d *Dispatcher) backoff(n int, retryAfter time.Duration) time.Duration {
+	wait := d.cfg.Retries[min(n, len(d.cfg.Retries))-1]
+	wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
+	return max(wait, retryAfter)
+}
+
+// readStats refreshes the outbox metrics until the stop.
+func (d *Dispatcher) readStats() {
+	defer d.loops.Done()
+	tick := time.NewTicker(statsInterval)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(d.base, settleTimeout)
+		stats, err := d.box.Stats(ctx)
+		cancel()
+		if err == nil {
+			for _, name := range d.names() {
+				if _, ok := stats[name]; !ok {
+					stats[name] = outbox.Stats{}
+				}
+			}
+			d.metrics.outbox.set(stats, time.Now())
+		}
+		select {
+		case <-d.stopping:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (d *Dispatcher) names() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.workers))
+	for name := range d.workers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Stop takes no new attempts and lets those in flight finish within ctx;
+// those still running then are cut off and stay pending. Its signature is
+// an Fx stop hook's.
+func (d *Dispatcher) Stop(ctx context.Context) error {
+	d.stopOnce.Do(func() { close(d.stopping) })
+	done := make(chan struct{})
+	go func() { d.loops.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		d.cancel()
+		<-done
+	}
+	d.cancel()
+	return nil
+}

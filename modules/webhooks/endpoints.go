@@ -1,0 +1,150 @@
+package webhooks
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// EventPlantCreated is the one event there is: a plant was stored by a
+// create (not an identical re-create, not a conflict).
+const EventPlantCreated = "plant.created"
+
+// Events lists the events an endpoint may subscribe to.
+var Events = []string{EventPlantCreated}
+
+// File is the webhooks file: the endpoints events are sent to.
+//
+//	endpoints:
+//	  - name: crm                  # stable: it keys the endpoint's deliveries and metrics
+//	    url: https://crm.example.com/hooks/plants
+//	    secrets: [whsec_...]       # each signs every request: rotate by listing the new one first
+//	    events: [plant.created]    # optional: every event
+type File struct {
+	Endpoints []Endpoint
+}
+
+// Endpoint is one receiver of events.
+type Endpoint struct {
+	Name    string
+	URL     string
+	Secrets []Secret
+	Events  []string // none: every event
+}
+
+// fileSyntax is the file as written; ParseFile checks it into a File.
+type fileSyntax struct {
+	Endpoints []struct {
+		Name    string   `json:"name"`
+		URL     string   `json:"url"`
+		Secrets []string `json:"secrets"`
+		Events  []string `json:"events,omitempty"`
+	} `json:"endpoints"`
+}
+
+// Subscribes reports whether the endpoint wants event.
+func (e Endpoint) Subscribes(event string) bool {
+	return len(e.Events) == 0 || slices.Contains(e.Events, event)
+}
+
+// Secret is a signing secret, "whsec_" and the base64 of its key. Its
+// String and JSON never show the key, so it cannot reach a log.
+type Secret struct{ key []byte }
+
+// ParseSecret reads a secret in Standard Webhooks' form: "whsec_" and the
+// standard base64 of 24 to 64 random bytes.
+func ParseSecret(s string) (Secret, error) {
+	b64, ok := strings.CutPrefix(s, "whsec_")
+	if !ok {
+		return Secret{}, errors.New(`a secret must start with "whsec_"`)
+	}
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return Secret{}, errors.New(`a secret must be "whsec_" and standard base64`)
+	}
+	if len(key) < 24 || len(key) > 64 {
+		return Secret{}, fmt.Errorf("a secret's key must be 24 to 64 bytes, not %d", len(key))
+	}
+	return Secret{key: key}, nil
+}
+
+func (Secret) String() string { return "whsec_[redacted]" }
+
+// MarshalJSON implements json.Marshaler, redacted.
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
+
+// Equal reports whether two secrets hold the same key.
+func (s Secret) Equal(o Secret) bool { return bytes.Equal(s.key, o.key) }
+
+// namePattern keeps names fit for a metric label, a log field and a key.
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// ParseFile reads and checks a webhooks file, YAML or JSON (JSON is YAML).
+// Unknown fields are refused: a misspelt "secrets" must not mean "unsigned".
+// The error names the first problem and the endpoint it is in.
+func ParseFile(data []byte, allowHTTP bool) (File, error) {
+	var syntax fileSyntax
+	if err := yaml.UnmarshalStrict(data, &syntax); err != nil {
+		return File{}, err
+	}
+	var f File
+	seen := make(map[string]bool)
+	for i, e := range syntax.Endpoints {
+		where := fmt.Sprintf("endpoint %d (%q)", i+1, e.Name)
+		if !namePattern.MatchString(e.Name) {
+			return File{}, fmt.Errorf("%s: name must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit", where)
+		}
+		if seen[e.Name] {
+			return File{}, fmt.Errorf("%s: name is used twice", where)
+		}
+		seen[e.Name] = true
+		if err := checkURL(e.URL, allowHTTP); err != nil {
+			return File{}, fmt.Errorf("%s: url: %w", where, err)
+		}
+		if len(e.Secrets) == 0 {
+			return File{}, fmt.Errorf("%s: secrets: list at least one (whsec_...)", where)
+		}
+		secrets := make([]Secret, len(e.Secrets))
+		for j, text := range e.Secrets {
+			var err error
+			if secrets[j], err = ParseSecret(text); err != nil {
+				return File{}, fmt.Errorf("%s: secret %d: %w", where, j+1, err)
+			}
+		}
+		for _, ev := range e.Events {
+			if !slices.Contains(Events, ev) {
+				return File{}, fmt.Errorf("%s: events: %q is not an event (%s)", where, ev, strings.Join(Events, ", "))
+			}
+		}
+		f.Endpoints = append(f.Endpoints, Endpoint{Name: e.Name, URL: e.URL, Secrets: secrets, Events: e.Events})
+	}
+	return f, nil
+}
+
+// checkURL accepts an absolute https URL (http too with allowHTTP). Its
+// host is checked again at every dial (see guard.go): a name can resolve
+// to anything later.
+func checkURL(raw string, allowHTTP bool) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	switch {
+	case u.Scheme == "http" && !allowHTTP:
+		return errors.New("plain http is refused (use https, or --webhooks-allow-http for development)")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return errors.New("must be an https URL")
+	case u.Host == "" || u.Hostname() == "":
+		return errors.New("has no host")
+	case u.Fragment != "":
+		return errors.New("must not have a fragment")
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package webhooks
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
+)
+
+func TestParseFileReadsYAMLAndJSON(t *testing.T) {
+	s1, s2 := webhookstest.NewSecret(), webhookstest.NewSecret()
+	yamlFile := fmt.Sprintf(`
+endpoints:
+  - name: crm
+    url: https://crm.example.com/hooks/plants?key=abc
+    secrets: [%s, %s]
+  - name: audit.log_2
+    url: https://audit.example.com/in
+    secrets: [%s]
+    events: [plant.created]
+`, s1, s2, s1)
+	jsonFile := fmt.Sprintf(`{"endpoints":[{"name":"crm","url":"https://crm.example.com/hooks/plants?key=abc","secrets":[%q,%q]},`+
+		`{"name":"audit.log_2","url":"https://audit.example.com/in","secrets":[%q],"events":["plant.created"]}]}`, s1, s2, s1)
+	for name, text := range map[string]string{"yaml": yamlFile, "json": jsonFile} {
+		f, err := ParseFile([]byte(text), false)
+		if err != nil {
+			t.Fatalf("%s: ParseFile = %v", name, err)
+		}
+		if len(f.Endpoints) != 2 {
+			t.Fatalf("%s: %d endpoints, want 2", name, len(f.Endpoints))
+		}
+		crm, audit := f.Endpoints[0], f.Endpoints[1]
+		if crm.Name != "crm" || crm.URL != "https://crm.example.com/hooks/plants?key=abc" || len(crm.Secrets) != 2 || len(crm.Events) != 0 {
+			t.Errorf("%s: first endpoint %+v", name, crm)
+		}
+		if audit.Name != "audit.log_2" || len(audit.Secrets) != 1 || !audit.Subscribes(EventPlantCreated) {
+			t.Errorf("%s: second endpoint %+v", name, audit)
+		}
+		if !crm.Secrets[0].Equal(audit.Secrets[0]) || crm.Secrets[0].Equal(crm.Secrets[1]) {
+			t.Errorf("%s: secrets not read as written", name)
+		}
+	}
+}
+
+func TestParseFileRefusesWithTheEndpointAndNeverTheSecret(t *testing.T) {
+	good := webhookstest.NewSecret()
+	short := "whsec_" + "c2hvcnQ=" // 5 bytes
+	cases := []struct{ file, want string }{
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + short + `]}]`, `endpoint 1 ("a"): secret 1: a secret's key must be 24 to 64 bytes, not 5`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: ["` + strings.TrimPrefix(good, "whsec_") + `"]}]`, `endpoint 1 ("a"): secret 1: a secret must start with "whsec_"`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: ["whsec_!!!"]}]`, `a secret must be "whsec_" and standard base64`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: []}]`, `endpoint 1 ("a"): secrets: list at least one`},
+		{`endpoints: [{name: a, url: "http://x.example", secrets: [` + good + `]}]`, `endpoint 1 ("a"): url: plain http is refused`},
+		{`endpoints: [{name: a, url: "ftp://x.example", secrets: [` + good + `]}]`, `url: must be an https URL`},
+		{`endpoints: [{name: a, url: "https://", secrets: [` + good + `]}]`, `url: has no host`},
+		{`endpoints: [{name: A, url: "https://x.example", secrets: [` + good + `]}]`, `endpoint 1 ("A"): name must be`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `]}, {name: a, url: "https://y.example", secrets: [` + good + `]}]`, `endpoint 2 ("a"): name is used twice`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], events: [plant.deleted]}]`, `events: "plant.deleted" is not an event (plant.created)`},
+		{`endpoints: [{name: a, url: "https://x.example", secret: [` + good + `]}]`, `unknown field "secret"`},
+		{`endpoints: {`, `yaml`},
+	}
+	for _, c := range cases {
+		_, err := ParseFile([]byte(c.file), false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseFile(%s) = %v, want an error with %q", c.file, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), strings.TrimPrefix(good, "whsec_")) {
+			t.Errorf("ParseFile's error shows a secret: %v", err)
+		}
+	}
+	if _, err := ParseFile([]byte(`endpoints: [{name: a, url: "http://127.0.0.1:9/x", secrets: [`+good+`]}]`), true); err != nil {
+		t.Errorf("plain http with allowHTTP: %v", err)
+	}
+}
+
+func TestSecretNeverPrints(t *testing.T) {
+	text := webhookstest.NewSecret()
+	s, err := ParseSecret(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shown := range []string{s.String(), fmt.Sprint(s), fmt.Sprintf("%v %+v", s, Endpoint{Secrets: []Secret{s}})} {
+		if strings.Contains(shown, strings.TrimPrefix(text, "whsec_")) {
+			t.Errorf("a secret printed as %q", shown)
+		}
+	}
+	if b, _ := s.MarshalJSON(); string(b) != `"whsec_[redacted]"` {
+		t.Errorf("MarshalJSON = %s", b)
+	}
+}

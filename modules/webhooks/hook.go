@@ -1,0 +1,64 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+	bolt "go.etcd.io/bbolt"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+)
+
+// newPlant is the event's body: the NewPlant of the origin document's
+// /plant/webhook, exactly as stored (tag only when set).
+type newPlant struct {
+	ID   int64   `json:"id"`
+	Name string  `json:"name"`
+	Tag  *string `json:"tag,omitempty"`
+}
+
+// EventOf is the event announcing p, created in ctx's request.
+func EventOf(ctx context.Context, p plant.Plant) outbox.Event {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)                                     // the name as the client wrote it, not \u003c for <
+	_ = enc.Encode(newPlant{ID: p.ID, Name: p.Name, Tag: p.Tag}) // cannot fail: strings are valid UTF-8 (decode checked)
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return outbox.Event{Body: bytes.TrimSuffix(body.Bytes(), []byte("\n")), TraceParent: carrier["traceparent"]}
+}
+
+// HookBolt makes every plant s creates write its event to box, for the
+// endpoints subscribed at that moment, in the creating transaction.
+func HookBolt(s *boltstore.Store, box *outbox.Bolt, d *Dispatcher) {
+	s.OnCreate(func(ctx context.Context, tx *bolt.Tx, p plant.Plant) error {
+		endpoints := d.Subscribed()
+		if len(endpoints) == 0 {
+			return nil
+		}
+		return box.WriteEvent(tx, EventOf(ctx, p), endpoints)
+	})
+}
+
+// HookPostgres makes every plant s creates write its event to box, for
+// the endpoints subscribed at that moment, in the inserting transaction
+// (one statement for a shared insert's plants).
+func HookPostgres(s *pgstore.Store, box *outbox.Postgres, d *Dispatcher) {
+	s.OnCreate(func(ctx context.Context, tx pgx.Tx, created []pgstore.Created) error {
+		endpoints := d.Subscribed()
+		if len(endpoints) == 0 {
+			return nil
+		}
+		events := make([]outbox.Event, len(created))
+		for i, c := range created {
+			events[i] = EventOf(c.Ctx, c.Plant)
+		}
+		return box.WriteEvents(ctx, tx, events, endpoints)
+	})
+}

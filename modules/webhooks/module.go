@@ -1,0 +1,99 @@
+// Package webhooks announces every new plant to the endpoints of the
+// webhooks file: the origin document's /plant/webhook, signed as Standard
+// Webhooks 1.0 says, retried with backoff for about a day, then kept as a
+// dead letter. The event is written in the plant's own commit (an outbox,
+// see package outbox), so it is sent at least once after a crash at any
+// instant; on postgres several replicas share the work through leases.
+package webhooks
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+)
+
+// Module sends webhooks when --webhooks-file is set, and does nothing
+// otherwise: no hook on the store, no goroutine, no route.
+var Module = fx.Module("webhooks",
+	fx.Provide(New),
+	fx.Provide(httpserver.AsAdminRoutes(func(s *Sender, log *zap.Logger) []httpserver.Route {
+		if s == nil {
+			return nil
+		}
+		return AdminRoutes(s.Outbox, log)
+	})),
+	fx.Invoke(func(*Sender) {}), // built even though only the admin routes ask for it
+)
+
+// ErrNoOutbox refuses webhooks on the memory store, which has nowhere
+// durable to keep events.
+var ErrNoOutbox = errors.New("--webhooks-file needs --store bolt or postgres: the memory store keeps no outbox")
+
+// Sender is the running webhook sender: its outbox and dispatcher.
+type Sender struct {
+	Outbox     outbox.Outbox
+	Dispatcher *Dispatcher
+}
+
+// Params is what New needs: the configuration and the store the plants
+// module opened (one of Bolt and Postgres; both nil for memory).
+type Params struct {
+	fx.In
+
+	Config   Config
+	Bolt     *boltstore.Store `optional:"true"`
+	Postgres *pgstore.Store   `optional:"true"`
+	Registry prometheus.Registerer
+	Tracer   trace.TracerProvider
+	Log      *zap.Logger
+	LC       fx.Lifecycle
+}
+
+// New reads the webhooks file, hooks the store so that every create writes
+// its event, and schedules the dispatcher and the file's watch to start
+// after the store (postgres migrations included) and to stop before it.
+// Without a file it returns nil.
+func New(p Params) (*Sender, error) {
+	cfg := p.Config
+	if cfg.File == "" {
+		return nil, nil
+	}
+	file, digest, err := ReadFile(cfg.File, cfg.AllowHTTP)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := NewMetrics(p.Registry)
+	if err != nil {
+		return nil, err
+	}
+	log := p.Log.Named("webhooks")
+	var box outbox.Outbox
+	var d *Dispatcher
+	switch {
+	case p.Bolt != nil:
+		b := outbox.NewBolt(p.Bolt)
+		box = b
+		d = NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
+		HookBolt(p.Bolt, b, d)
+	case p.Postgres != nil:
+		pg := outbox.NewPostgres(p.Postgres.Pool())
+		box = pg
+		d = NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
+		HookPostgres(p.Postgres, pg, d)
+	default:
+		return nil, ErrNoOutbox
+	}
+	src := NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
+	p.LC.Append(fx.Hook{OnStart: d.Start, OnStop: d.Stop})
+	p.LC.Append(fx.Hook{OnStart: src.Start, OnStop: src.Stop})
+	log.Info("webhooks on", zap.Strings("endpoints", d.Subscribed()))
+	return &Sender{Outbox: box, Dispatcher: d}, nil
+}

@@ -1,0 +1,315 @@
+package outbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
+)
+
+// Bolt is the outbox in the bolt store's file. A pending delivery is filed
+// under its endpoint, its due time and its id, so that a claim is a seek to
+// the endpoint and a scan of what is due; a retry files it again under its
+// new due time. One process owns the file, so leases are kept in memory: a
+// restart finds every pending delivery due, which is what a lease that
+// expired with its process would give.
+type Bolt struct {
+	store *boltstore.Store
+	now   func() time.Time
+
+	mu     sync.Mutex
+	leased map[string]time.Time // delivery id: lease end
+}
+
+// NewBolt returns the outbox of store, whose file has the outbox's buckets
+// (boltstore migration 2).
+func NewBolt(store *boltstore.Store) *Bolt {
+	return &Bolt{store: store, now: time.Now, leased: make(map[string]time.Time)}
+}
+
+// boltRecord is a pending delivery's or a dead letter's value.
+type boltRecord struct {
+	ID          string `json:"id"`
+	Endpoint    string `json:"endpoint"`
+	Body        []byte `json:"body"`
+	TraceParent string `json:"traceparent,omitempty"`
+	Created     int64  `json:"created"` // Unix nanoseconds
+	Attempts    int    `json:"attempts"`
+	LastError   string `json:"last_error,omitempty"`
+	Died        int64  `json:"died,omitempty"` // dead letters: Unix nanoseconds
+}
+
+// A pending delivery's value is its creation time (8 bytes, big-endian Unix
+// nanoseconds) and then its record as JSON, so that Stats reads the age of
+// a large backlog without decoding it. A dead letter's value is the JSON
+// alone.
+func pendingValue(r boltRecord) ([]byte, error) {
+	record, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(record)), uint64(r.Created)), record...), nil
+}
+
+func decodePending(k, v []byte) (boltRecord, error) {
+	var r boltRecord
+	if len(v) < 8 {
+		return r, fmt.Errorf("outbox: delivery %q: a value of %d bytes", k, len(v))
+	}
+	if err := json.Unmarshal(v[8:], &r); err != nil {
+		return r, fmt.Errorf("outbox: delivery %q: %w", k, err)
+	}
+	return r, nil
+}
+
+// pendingKey files a delivery: endpoint, 0, due time (big-endian Unix
+// nanoseconds, so keys sort by it), id. Endpoint names hold no 0 byte.
+func pendingKey(endpoint string, due time.Time, id string) []byte {
+	k := make([]byte, 0, len(endpoint)+1+8+len(id))
+	k = append(k, endpoint...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(due.UnixNano()))
+	return append(k, id...)
+}
+
+// WriteEvent files ev for each endpoint, due now. It is the CreateHook's
+// work, in the transaction that stores the plant.
+func (o *Bolt) WriteEvent(tx *bolt.Tx, ev Event, endpoints []string) error {
+	b := tx.Bucket(boltstore.OutboxBucket)
+	now := o.now()
+	for _, ep := range endpoints {
+		r := boltRecord{ID: NewID(), Endpoint: ep, Body: ev.Body, TraceParent: ev.TraceParent, Created: now.UnixNano()}
+		v, err := pendingValue(r)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(pendingKey(ep, now, r.ID), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Claim implements Outbox.
+func (o *Bolt) Claim(_ context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	now := o.now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []Delivery
+	_, err := o.store.ViewOnDisk(func(tx *bolt.Tx) error {
+		prefix := append([]byte(endpoint), 0)
+		due := pendingKey(endpoint, now, "\xff")
+		c := tx.Bucket(boltstore.OutboxBucket).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, due) <= 0 && len(out) < max; k, v = c.Next() {
+			r, err := decodePending(k, v)
+			if err != nil {
+				return err
+			}
+			if until, ok := o.leased[r.ID]; ok && now.Before(until) {
+				continue
+			}
+			o.leased[r.ID] = now.Add(lease)
+			out = append(out, Delivery{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, TraceParent: r.TraceParent,
+				CreatedAt: time.Unix(0, r.Created), Attempt: r.Attempts + 1, key: slices.Clone(k)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// settle runs fn in a write transaction and then forgets d's lease.
+func (o *Bolt) settle(ctx context.Context, d Delivery, fn func(tx *bolt.Tx) error) error {
+	err := o.store.Update(ctx, fn)
+	o.mu.Lock()
+	delete(o.leased, d.ID)
+	o.mu.Unlock()
+	return err
+}
+
+// Delivered implements Outbox.
+func (o *Bolt) Delivered(ctx context.Context, d Delivery) error {
+	return o.settle(ctx, d, func(tx *bolt.Tx) error {
+		return tx.Bucket(boltstore.OutboxBucket).Delete(d.key)
+	})
+}
+
+// Retry implements Outbox.
+func (o *Bolt) Retry(ctx context.Context, d Delivery, after time.Duration, reason string) error {
+	due := o.now().Add(after)
+	return o.settle(ctx, d, func(tx *bolt.Tx) error {
+		b := tx.Bucket(boltstore.OutboxBucket)
+		r, err := o.take(b, d)
+		if err != nil || r == nil {
+			return err
+		}
+		r.Attempts, r.LastError = d.Attempt, reason
+		v, err := pendingValue(*r)
+		if err != nil {
+			return err
+		}
+		return b.Put(pendingKey(r.Endpoint, due, r.ID), v)
+	})
+}
+
+// Bury implements Outbox.
+func (o *Bolt) Bury(ctx context.Context, d Delivery, reason string) error {
+	died := o.now().UnixNano()
+	return o.settle(ctx, d, func(tx *bolt.Tx) error {
+		r, err := o.take(tx.Bucket(boltstore.OutboxBucket), d)
+		if err != nil || r == nil {
+			return err
+		}
+		r.Attempts, r.LastError, r.Died = d.Attempt, reason, died
+		v, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(boltstore.DeadLetterBucket).Put([]byte(r.ID), v)
+	})
+}
+
+// take removes d from the pending deliveries and returns its record; nil
+// when it is gone (dropped with its endpoint).
+func (o *Bolt) take(b *bolt.Bucket, d Delivery) (*boltRecord, error) {
+	v := b.Get(d.key)
+	if v == nil {
+		return nil, nil
+	}
+	r, err := decodePending(d.key, v)
+	if err != nil {
+		return nil, err
+	}
+	return &r, b.Delete(d.key)
+}
+
+// DeadLetters implements Outbox.
+func (o *Bolt) DeadLetters(_ context.Context, endpoint string, limit int) ([]DeadLetter, error) {
+	var out []DeadLetter
+	err := o.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(boltstore.DeadLetterBucket).ForEach(func(_, v []byte) error {
+			var r boltRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			if endpoint == "" || r.Endpoint == endpoint {
+				out = append(out, DeadLetter{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, CreatedAt: time.Unix(0, r.Created),
+					DiedAt: time.Unix(0, r.Died), Attempts: r.Attempts, LastError: r.LastError})
+			}
+			return nil
+		})
+	})
+	slices.SortFunc(out, func(a, b DeadLetter) int { return a.DiedAt.Compare(b.DiedAt) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, err
+}
+
+// Redeliver implements Outbox.
+func (o *Bolt) Redeliver(ctx context.Context, id string) error {
+	now := o.now()
+	return o.store.Update(ctx, func(tx *bolt.Tx) error {
+		dead := tx.Bucket(boltstore.DeadLetterBucket)
+		v := dead.Get([]byte(id))
+		if v == nil {
+			return ErrNotFound
+		}
+		var r boltRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return err
+		}
+		r.Attempts, r.LastError, r.Died = 0, "", 0
+		nv, err := pendingValue(r)
+		if err != nil {
+			return err
+		}
+		if err := dead.Delete([]byte(id)); err != nil {
+			return err
+		}
+		return tx.Bucket(boltstore.OutboxBucket).Put(pendingKey(r.Endpoint, now, r.ID), nv)
+	})
+}
+
+// DropExcept implements Outbox.
+func (o *Bolt) DropExcept(ctx context.Context, keep []string) (map[string]int, error) {
+	var dropped map[string]int
+	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
+		dropped = make(map[string]int) // the write may run again
+		b := tx.Bucket(boltstore.OutboxBucket)
+		var doomed [][]byte
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; {
+			ep := string(k[:bytes.IndexByte(k, 0)])
+			if slices.Contains(keep, ep) {
+				k, _ = c.Seek(append([]byte(ep), 1)) // past this endpoint's keys
+				continue
+			}
+			doomed = append(doomed, slices.Clone(k))
+			dropped[ep]++
+			k, _ = c.Next()
+		}
+		for _, k := range doomed {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return dropped, err
+}
+
+// Stats implements Outbox.
+func (o *Bolt) Stats(context.Context) (map[string]Stats, error) {
+	out := make(map[string]Stats)
+	err := o.view(func(tx *bolt.Tx) error {
+		err := tx.Bucket(boltstore.OutboxBucket).ForEach(func(k, v []byte) error {
+			if len(v) < 8 {
+				return fmt.Errorf("outbox: delivery %q: a value of %d bytes", k, len(v))
+			}
+			ep := string(k[:bytes.IndexByte(k, 0)])
+			s := out[ep]
+			s.Pending++
+			if created := time.Unix(0, int64(binary.BigEndian.Uint64(v))); s.OldestPending.IsZero() || created.Before(s.OldestPending) {
+				s.OldestPending = created
+			}
+			out[ep] = s
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(boltstore.DeadLetterBucket).ForEach(func(_, v []byte) error {
+			var r boltRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			s := out[r.Endpoint]
+			s.DeadLetters++
+			out[r.Endpoint] = s
+			return nil
+		})
+	})
+	return out, err
+}
+
+// view reads what is on disk, waiting out a commit's final sync.
+func (o *Bolt) view(fn func(tx *bolt.Tx) error) error {
+	for {
+		onDisk, err := o.store.ViewOnDisk(fn)
+		if onDisk || err != nil {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,104 @@
+// Package outbox keeps webhook deliveries until they succeed: written in the
+// transaction that stores the plant they announce (a transactional outbox),
+// claimed by a sender, settled as delivered, retried later, or buried as a
+// dead letter. Bolt keeps them in the plants file, PostgreSQL in the plants
+// database; both implement Outbox with the same semantics, which the shared
+// tests in this package hold them to.
+package outbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"time"
+)
+
+// Delivery is one event on its way to one endpoint, as claimed for an
+// attempt.
+type Delivery struct {
+	// ID is the webhook-id: unique per event and endpoint, the same on every
+	// attempt, so that a receiver can drop a duplicate.
+	ID       string
+	Endpoint string
+	Body     []byte // the exact bytes sent and signed
+	// TraceParent is the create's W3C traceparent, so that the delivery
+	// joins its trace; "" when the create was not traced.
+	TraceParent string
+	CreatedAt   time.Time
+	// Attempt is this attempt's number, from 1.
+	Attempt int
+
+	key []byte // bolt: where the delivery is filed
+}
+
+// DeadLetter is a delivery that ran out of attempts. It is kept until it is
+// redelivered.
+type DeadLetter struct {
+	ID        string    `json:"id"`
+	Endpoint  string    `json:"endpoint"`
+	Body      []byte    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	DiedAt    time.Time `json:"dead_lettered_at"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error"`
+}
+
+// Stats describes one endpoint's deliveries.
+type Stats struct {
+	Pending       int
+	DeadLetters   int
+	OldestPending time.Time // zero when nothing is pending
+}
+
+// Event is what a create writes: the body announcing the plant, once per
+// subscribed endpoint.
+type Event struct {
+	Body        []byte
+	TraceParent string
+}
+
+// Outbox is where deliveries wait.
+type Outbox interface {
+	// Claim leases at most max of endpoint's deliveries that are due. A
+	// claimed delivery is not claimed again until it is settled or lease
+	// has passed (its sender may have died). Each claim is an attempt.
+	Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error)
+	// Delivered removes d: the endpoint has it.
+	Delivered(ctx context.Context, d Delivery) error
+	// Retry makes d due again after the given wait, recording why its
+	// attempt failed. A sender whose lease passed and whose delivery was
+	// claimed again changes nothing.
+	Retry(ctx context.Context, d Delivery, after time.Duration, reason string) error
+	// Bury makes d a dead letter: kept, no longer attempted.
+	Bury(ctx context.Context, d Delivery, reason string) error
+	// DeadLetters lists at most limit dead letters, of endpoint or of all
+	// endpoints when it is "", oldest first.
+	DeadLetters(ctx context.Context, endpoint string, limit int) ([]DeadLetter, error)
+	// Redeliver makes the dead letter id due now, with its attempts
+	// counted from zero again; ErrNotFound when there is no such dead
+	// letter.
+	Redeliver(ctx context.Context, id string) error
+	// DropExcept removes the pending deliveries of every endpoint not in
+	// keep (endpoints removed from the configuration) and counts them by
+	// endpoint. Dead letters stay.
+	DropExcept(ctx context.Context, keep []string) (map[string]int, error)
+	// Stats describes the deliveries of every endpoint that has any.
+	Stats(ctx context.Context) (map[string]Stats, error)
+}
+
+// ErrNotFound means no dead letter has the id.
+var ErrNotFound = errors.New("outbox: no such dead letter")
+
+// idEncoding spells ids in lowercase letters and digits, URL- and
+// header-safe.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewID returns a new webhook-id: "msg_" and 128 random bits, the shape
+// Standard Webhooks' examples use. Random rather than derived from the
+// plant: a plant deleted and created again is a new event.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return "msg_" + idEncoding.EncodeToString(b[:])
+}

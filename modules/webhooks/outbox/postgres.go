@@ -1,0 +1,170 @@
+package outbox
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Postgres is the outbox in the plants database (pgstore migration 0003),
+// shared by every replica. A claim takes due rows with FOR UPDATE SKIP
+// LOCKED, so replicas claiming at once take different rows, and pushes
+// their next_attempt_at past the lease: that column is both the schedule
+// and the lease, so a killed replica's rows fall due again by themselves.
+// Every time is the database's, so replicas' clocks do not matter.
+type Postgres struct {
+	pool *pgxpool.Pool
+}
+
+// NewPostgres returns the outbox in pool's database.
+func NewPostgres(pool *pgxpool.Pool) *Postgres { return &Postgres{pool: pool} }
+
+const (
+	pgInsertSQL = `INSERT INTO webhook_deliveries (id, endpoint, body, traceparent)
+SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])`
+	pgClaimSQL = `UPDATE webhook_deliveries d
+SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $3)
+FROM (SELECT id FROM webhook_deliveries
+      WHERE endpoint = $1 AND dead_at IS NULL AND next_attempt_at <= now()
+      ORDER BY next_attempt_at LIMIT $2
+      FOR UPDATE SKIP LOCKED) due
+WHERE d.id = due.id
+RETURNING d.id, d.body, d.traceparent, d.created_at, d.attempts`
+	pgDeliveredSQL = `DELETE FROM webhook_deliveries WHERE id = $1 AND dead_at IS NULL`
+	pgRetrySQL     = `UPDATE webhook_deliveries
+SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4
+WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
+	pgBurySQL = `UPDATE webhook_deliveries SET dead_at = now(), last_error = $3
+WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
+	pgDeadSQL = `SELECT id, endpoint, body, created_at, dead_at, attempts, last_error FROM webhook_deliveries
+WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LIMIT $2`
+	pgRedeliverSQL = `UPDATE webhook_deliveries SET dead_at = NULL, attempts = 0, next_attempt_at = now(), last_error = ''
+WHERE id = $1 AND dead_at IS NOT NULL`
+	pgDropSQL  = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
+	pgStatsSQL = `SELECT endpoint, count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL),
+       min(created_at) FILTER (WHERE dead_at IS NULL)
+FROM webhook_deliveries GROUP BY endpoint`
+)
+
+// WriteEvents inserts each event for each endpoint, in one statement in tx:
+// the CreateHook's work, in the transaction that inserts the plants.
+func (o *Postgres) WriteEvents(ctx context.Context, tx pgx.Tx, events []Event, endpoints []string) error {
+	n := len(events) * len(endpoints)
+	if n == 0 {
+		return nil
+	}
+	ids, eps, bodies, parents := make([]string, 0, n), make([]string, 0, n), make([][]byte, 0, n), make([]string, 0, n)
+	for _, ev := range events {
+		for _, ep := range endpoints {
+			ids, eps = append(ids, NewID()), append(eps, ep)
+			bodies, parents = append(bodies, ev.Body), append(parents, ev.TraceParent)
+		}
+	}
+	_, err := tx.Exec(ctx, pgInsertSQL, ids, eps, bodies, parents)
+	return err
+}
+
+// Claim implements Outbox.
+func (o *Postgres) Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	rows, err := o.pool.Query(ctx, pgClaimSQL, endpoint, max, lease.Seconds())
+	if err != nil {
+		return nil, err
+	}
+	var out []Delivery
+	var d Delivery
+	_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.Body, &d.TraceParent, &d.CreatedAt, &d.Attempt}, func() error {
+		d.Endpoint = endpoint
+		out = append(out, d)
+		d.Body = nil // the next row's body gets a slice of its own
+		return nil
+	})
+	return out, err
+}
+
+// Delivered implements Outbox. It deletes the row whoever holds it: the
+// endpoint has the event, even if this sender's lease ran out meanwhile.
+func (o *Postgres) Delivered(ctx context.Context, d Delivery) error {
+	_, err := o.pool.Exec(ctx, pgDeliveredSQL, d.ID)
+	return err
+}
+
+// Retry implements Outbox.
+func (o *Postgres) Retry(ctx context.Context, d Delivery, after time.Duration, reason string) error {
+	_, err := o.pool.Exec(ctx, pgRetrySQL, d.ID, d.Attempt, after.Seconds(), reason)
+	return err
+}
+
+// Bury implements Outbox.
+func (o *Postgres) Bury(ctx context.Context, d Delivery, reason string) error {
+	_, err := o.pool.Exec(ctx, pgBurySQL, d.ID, d.Attempt, reason)
+	return err
+}
+
+// DeadLetters implements Outbox.
+func (o *Postgres) DeadLetters(ctx context.Context, endpoint string, limit int) ([]DeadLetter, error) {
+	rows, err := o.pool.Query(ctx, pgDeadSQL, endpoint, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []DeadLetter
+	var dl DeadLetter
+	_, err = pgx.ForEachRow(rows, []any{&dl.ID, &dl.Endpoint, &dl.Body, &dl.CreatedAt, &dl.DiedAt, &dl.Attempts, &dl.LastError}, func() error {
+		out = append(out, dl)
+		dl.Body = nil
+		return nil
+	})
+	return out, err
+}
+
+// Redeliver implements Outbox.
+func (o *Postgres) Redeliver(ctx context.Context, id string) error {
+	tag, err := o.pool.Exec(ctx, pgRedeliverSQL, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// DropExcept implements Outbox.
+func (o *Postgres) DropExcept(ctx context.Context, keep []string) (map[string]int, error) {
+	if keep == nil {
+		keep = []string{} // NOT (x = ANY(NULL)) is NULL, which would keep everything
+	}
+	rows, err := o.pool.Query(ctx, pgDropSQL, keep)
+	if err != nil {
+		return nil, err
+	}
+	dropped := make(map[string]int)
+	var ep string
+	_, err = pgx.ForEachRow(rows, []any{&ep}, func() error {
+		dropped[ep]++
+		return nil
+	})
+	return dropped, err
+}
+
+// Stats implements Outbox.
+func (o *Postgres) Stats(ctx context.Context) (map[string]Stats, error) {
+	rows, err := o.pool.Query(ctx, pgStatsSQL)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Stats)
+	var ep string
+	var s Stats
+	var oldest *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&ep, &s.Pending, &s.DeadLetters, &oldest}, func() error {
+		s.OldestPending = time.Time{}
+		if oldest != nil {
+			s.OldestPending = *oldest
+		}
+		out[ep] = s
+		return nil
+	})
+	return out, err
+}

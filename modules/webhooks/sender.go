@@ -1,0 +1,177 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/plantstore/plantstore/internal/buildinfo"
+	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+)
+
+// maxAnswerBytes is as much of a receiver's answer as is read: enough to
+// reuse the connection after a short answer, and no more, whatever the
+// receiver sends.
+const maxAnswerBytes = 64 << 10
+
+// Outcomes of an attempt, the "outcome" label of the attempts metric.
+const (
+	outcomeDelivered = "delivered" // a 2xx answer
+	outcomeFailed    = "failed"    // any other answer
+	outcomeGone      = "gone"      // 410: the endpoint wants no more
+	outcomeTimeout   = "timeout"
+	outcomeError     = "error"   // no answer: connection refused, reset, TLS
+	outcomeRefused   = "refused" // an internal destination (see guard.go)
+)
+
+// attemptResult is what one attempt came to.
+type attemptResult struct {
+	outcome    string
+	status     int           // 0 without an answer
+	retryAfter time.Duration // the answer's Retry-After, on 429 and 503
+	reason     string        // why it failed, for the log and the outbox; never the URL
+}
+
+// sender makes attempts: one signed POST each.
+type sender struct {
+	client    *http.Client
+	userAgent string
+	tracer    trace.Tracer
+	now       func() time.Time
+}
+
+func newSender(cfg Config, tp trace.TracerProvider) *sender {
+	transport := &http.Transport{
+		Proxy:               nil, // a proxy would dial for us, past the guard
+		DialContext:         newDialer(cfg.AllowPrivate).DialContext,
+		ForceAttemptHTTP2:   true,
+		TLSHandshakeTimeout: cfg.Timeout,
+		MaxIdleConnsPerHost: cfg.Concurrency,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &sender{
+		client: &http.Client{
+			Transport: transport,
+			Timeout:   cfg.Timeout,
+			// A redirect is an answer, and not a 2xx one: following it
+			// would send the event where the file does not say.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		userAgent: "plantstore/" + buildinfo.Get().Version + " (webhooks)",
+		tracer:    tp.Tracer("github.com/plantstore/plantstore/modules/webhooks"),
+		now:       time.Now,
+	}
+}
+
+// attempt POSTs d to ep once.
+func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
+	// The delivery joins the create's trace: its span's parent is the
+	// create's, carried in the outbox.
+	parent := propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": d.TraceParent})
+	ctx, span := s.tracer.Start(parent, "webhook "+EventPlantCreated, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("webhook.endpoint", ep.Name), attribute.String("webhook.id", d.ID),
+			attribute.Int("webhook.attempt", d.Attempt)))
+	defer span.End()
+
+	r := s.post(ctx, ep, d)
+	if r.status != 0 {
+		span.SetAttributes(attribute.Int("http.response.status_code", r.status))
+	}
+	if r.outcome != outcomeDelivered {
+		span.SetStatus(codes.Error, r.reason)
+	}
+	return r
+}
+
+func (s *sender) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(d.Body))
+	if err != nil {
+		return attemptResult{outcome: outcomeError, reason: "bad request: " + err.Error()}
+	}
+	ts := s.now()
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", s.userAgent)
+	h.Set("webhook-id", d.ID)
+	h.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
+	h.Set("webhook-signature", Sign(ep.Secrets, d.ID, ts, d.Body))
+	if d.TraceParent != "" {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return failure(err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBytes))
+	_ = resp.Body.Close()
+	r := attemptResult{status: resp.StatusCode}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		r.outcome = outcomeDelivered
+		return r
+	case resp.StatusCode == http.StatusGone:
+		r.outcome = outcomeGone
+	default:
+		r.outcome = outcomeFailed
+	}
+	r.reason = "answered " + strconv.Itoa(resp.StatusCode)
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), ts)
+	}
+	return r
+}
+
+// failure classifies an attempt that got no answer. The *url.Error is
+// unwrapped: its text holds the URL, whose query may hold a credential.
+func failure(err error) attemptResult {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var refused *refusedError
+	var ne net.Error
+	switch {
+	case errors.As(err, &refused):
+		return attemptResult{outcome: outcomeRefused, reason: refused.Error()}
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return attemptResult{outcome: outcomeTimeout, reason: "no answer within --webhooks-timeout"}
+	}
+	return attemptResult{outcome: outcomeError, reason: err.Error()}
+}
+
+// parseRetryAfter reads Retry-After, seconds or an HTTP date; 0 when it is
+// absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(min(secs, int64(48*time.Hour/time.Second))) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
+}
+
+// statusClass is the "status_class" label: "2xx" to "5xx", or "none".
+func statusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "none"
+	}
+	return strconv.Itoa(status/100) + "xx"
+}
