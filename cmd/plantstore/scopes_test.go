@@ -37,6 +37,7 @@ var operations = []operation{
 	{"get", http.MethodGet, "/plants/1", "", principal.ScopePlantsRead, http.StatusOK},
 	{"head", http.MethodHead, "/plants/1", "", principal.ScopePlantsRead, http.StatusOK},
 	{"create", http.MethodPost, "/plants", `{"id":1,"name":"Monstera"}`, principal.ScopePlantsWrite, http.StatusOK},
+	{"update", http.MethodPut, "/plants/1", `{"name":"Monstera"}`, principal.ScopePlantsWrite, http.StatusOK},
 	{"delete", http.MethodDelete, "/plants/1", "", principal.ScopePlantsWrite, http.StatusNoContent},
 }
 
@@ -118,9 +119,9 @@ func TestScopesOfTokensFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assertScopes(t, s, tc.token, tc.has) })
 	}
-	// Seven refusals above: the reader's two writes, the writer's three reads.
-	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 5 {
-		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 5`, got)
+	// Six refusals above: the reader's three writes, the writer's three reads.
+	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 6 {
+		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 6`, got)
 	}
 
 	// The reload: the reader may now write too.
