@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,46 +89,43 @@ type WebhookReport struct {
 	Duplicates     int           // 2xx requests for a webhook-id already delivered
 	Unverified     int           // requests whose signature did not verify
 	Acknowledged   int           // distinct plants (id, name, tag) of creates answered 200
-	Missing        []string      // their bodies with no delivered event
+	Needed         int           // events those creates prove were written, at least (see storesNeeded)
+	Missing        []string      // plants with fewer delivered events than needed
 	Unacknowledged int           // delivered events for plants no create saw answered 200
+	Extra          int           // delivered events for acknowledged plants beyond those needed
 	Foreign        []string      // delivered bodies no create could have stored
-	Drain          time.Duration // from the load's end until every acknowledged plant was delivered
+	Drain          time.Duration // from the load's end until every needed event was delivered
 }
 
 // deliveryCheck follows the receiver's requests, in arrival order, against
 // the creates of a history.
 type deliveryCheck struct {
-	acked    map[string]bool // bodies of creates answered 200
+	need     map[string]int  // body: events the acknowledged creates need, at least
 	possible map[string]bool // bodies of creates that may have stored their plant: all but 409s
 	events   map[string]bool // webhook-ids delivered
-	bodies   map[string]bool // bodies delivered
-	pending  int             // acknowledged bodies not delivered yet
+	got      map[string]int  // body: distinct events delivered
+	pending  int             // bodies with fewer events delivered than needed
 	seen     int             // requests consumed
 	rep      WebhookReport
 }
 
-// newDeliveryCheck takes the creates of ops. An identical re-create
-// answers 200 without a new event, but the first create's event has the
-// same body: plants are compared by body, (id, name, tag), not by create.
-// A 409 stored nothing, so its plant's event may come only from another
-// create of the same plant.
+// newDeliveryCheck takes the creates and deletes of ops. Plants are
+// compared by body, (id, name, tag), not by create: an identical re-create
+// answers 200 without an event of its own, the earlier create's event
+// carrying the same body. A 409 stored nothing, so its plant's event may
+// come only from another create of the same plant.
 func newDeliveryCheck(ops []Op) *deliveryCheck {
-	d := &deliveryCheck{acked: map[string]bool{}, possible: map[string]bool{}, events: map[string]bool{}, bodies: map[string]bool{}}
+	d := &deliveryCheck{need: storesNeeded(ops), possible: map[string]bool{}, events: map[string]bool{}, got: map[string]int{}}
 	for _, op := range ops {
-		if op.Kind != Create {
-			continue
-		}
-		body := webhookBody(Plant{ID: op.ID, Name: op.Name, Tag: op.Tag})
-		switch op.Answer {
-		case OK:
-			d.acked[body], d.possible[body] = true, true
-		case Conflict:
-		default: // unknown, or unexpected (which fails the run by itself)
-			d.possible[body] = true
+		if op.Kind == Create && op.Answer != Conflict { // unknown, ok, or unexpected (which fails the run by itself)
+			d.possible[webhookBody(Plant{ID: op.ID, Name: op.Name, Tag: op.Tag})] = true
 		}
 	}
-	d.pending = len(d.acked)
-	d.rep = WebhookReport{Checked: true, Acknowledged: len(d.acked)}
+	d.pending = len(d.need)
+	d.rep = WebhookReport{Checked: true, Acknowledged: len(d.need)}
+	for _, n := range d.need {
+		d.rep.Needed += n
+	}
 	return d
 }
 
@@ -149,15 +147,15 @@ func (d *deliveryCheck) add(reqs []webhookstest.Request) {
 		d.events[req.ID] = true
 		d.rep.Delivered++
 		body := string(req.Body)
-		switch {
+		d.got[body]++
+		switch need := d.need[body]; {
 		case !d.possible[body]:
 			d.rep.Foreign = append(d.rep.Foreign, body)
-		case !d.acked[body]:
+		case need == 0:
 			d.rep.Unacknowledged++
-		case !d.bodies[body]:
+		case d.got[body] == need:
 			d.pending--
 		}
-		d.bodies[body] = true
 	}
 	d.seen = len(reqs)
 }
@@ -166,11 +164,13 @@ func (d *deliveryCheck) add(reqs []webhookstest.Request) {
 func (d *deliveryCheck) report() WebhookReport {
 	rep := d.rep
 	rep.Missing = nil
-	for body := range d.acked {
-		if !d.bodies[body] {
-			rep.Missing = append(rep.Missing, body)
+	for body, n := range d.need {
+		if d.got[body] < n {
+			rep.Missing = append(rep.Missing, fmt.Sprintf("%s (%d of %d events)", body, d.got[body], n))
 		}
+		rep.Extra += max(0, d.got[body]-n)
 	}
+	slices.Sort(rep.Missing)
 	return rep
 }
 
@@ -211,7 +211,7 @@ func (ww *webhookWait) result() WebhookReport { return <-ww.done }
 // violate records what broke the property.
 func (rep WebhookReport) violate(c *Cluster) {
 	if n := len(rep.Missing); n > 0 {
-		c.Violate("webhooks: %d of %d acknowledged creates not delivered within %s of the load's end, e.g. %s", n, rep.Acknowledged, webhookDrainLimit, rep.Missing[0])
+		c.Violate("webhooks: %d of %d acknowledged plants short of their events %s after the load's end, e.g. %s", n, rep.Acknowledged, webhookDrainLimit, rep.Missing[0])
 	}
 	if rep.Unverified > 0 {
 		c.Violate("webhooks: %d of %d requests' signatures did not verify", rep.Unverified, rep.Requests)
@@ -221,18 +221,20 @@ func (rep WebhookReport) violate(c *Cluster) {
 	}
 }
 
-// String is the report's summary line.
+// String is the report's summary lines.
 func (rep WebhookReport) String() string {
 	if !rep.Checked {
 		return "webhooks: not checked"
 	}
-	s := fmt.Sprintf("webhooks: %d events delivered (%d requests; duplicates, same webhook-id again: %d; signatures not verified: %d); "+
-		"acknowledged creates: %d plants, ", rep.Delivered, rep.Requests, rep.Duplicates, rep.Unverified, rep.Acknowledged)
+	s := fmt.Sprintf("webhooks: %d events delivered in %d requests; duplicates (same webhook-id again): %d; signatures not verified: %d\n",
+		rep.Delivered, rep.Requests, rep.Duplicates, rep.Unverified)
+	s += fmt.Sprintf("  acknowledged creates: %d plants needing at least %d events: ", rep.Acknowledged, rep.Needed)
 	if len(rep.Missing) == 0 {
-		s += fmt.Sprintf("all delivered %s after the load stopped", rep.Drain.Round(100*time.Millisecond))
+		s += fmt.Sprintf("all delivered %s after the load stopped\n", rep.Drain.Round(100*time.Millisecond))
 	} else {
-		s += fmt.Sprintf("%d NOT delivered within %s", len(rep.Missing), webhookDrainLimit)
+		s += fmt.Sprintf("%d plants NOT delivered within %s\n", len(rep.Missing), webhookDrainLimit)
 	}
-	s += fmt.Sprintf("; events for unacknowledged creates: %d; for plants no create could have stored: %d", rep.Unacknowledged, len(rep.Foreign))
+	s += fmt.Sprintf("  events for plants no create saw answered 200: %d; beyond the acknowledged creates' minimum: %d; for plants no create could have stored: %d",
+		rep.Unacknowledged, rep.Extra, len(rep.Foreign))
 	return s
 }

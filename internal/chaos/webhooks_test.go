@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
@@ -33,18 +34,23 @@ func TestDeliveryCheck(t *testing.T) {
 		create(2, 2, Conflict),
 		create(3, 0, Unknown),
 		create(4, 1, OK), // never delivered
+		// Plant 5 stored twice, one event delivered.
+		{Kind: Create, ID: 5, Name: plantFor(5, 0).Name, Tag: plantFor(5, 0).Tag, Answer: OK, Call: 1, Return: 2},
+		{Kind: Delete, ID: 5, Answer: OK, Call: 3, Return: 4},
+		{Kind: Create, ID: 5, Name: plantFor(5, 0).Name, Tag: plantFor(5, 0).Tag, Answer: OK, Call: 5, Return: 6},
 		{Kind: Get, ID: 1, Answer: OK},
 	}
 	event := func(id string, p Plant, verified bool) webhookstest.Request {
 		return webhookstest.Request{ID: id, Body: []byte(webhookBody(p)), Verified: verified, Status: 200}
 	}
 	d := newDeliveryCheck(ops)
-	if d.pending != 3 {
-		t.Fatalf("pending %d, want 3 acknowledged plants", d.pending)
+	if d.pending != 4 || d.rep.Needed != 5 {
+		t.Fatalf("pending %d, needed %d; want 4 acknowledged plants, 5 events", d.pending, d.rep.Needed)
 	}
 	reqs := []webhookstest.Request{
 		event("msg_a", plantFor(1, 0), true),
 		event("msg_b", plantFor(2, 1), true),
+		event("msg_g", plantFor(5, 0), true),
 	}
 	d.add(reqs)
 	reqs = append(reqs,
@@ -56,10 +62,11 @@ func TestDeliveryCheck(t *testing.T) {
 	)
 	d.add(reqs)
 	rep := d.report()
-	if d.pending != 1 || !slices.Equal(rep.Missing, []string{webhookBody(plantFor(4, 1))}) {
-		t.Fatalf("pending %d, missing %v; want plant 4 alone", d.pending, rep.Missing)
+	want := []string{webhookBody(plantFor(4, 1)) + " (0 of 1 events)", webhookBody(plantFor(5, 0)) + " (1 of 2 events)"}
+	if d.pending != 2 || !slices.Equal(rep.Missing, want) {
+		t.Fatalf("pending %d, missing %v; want %v", d.pending, rep.Missing, want)
 	}
-	if rep.Requests != 7 || rep.Delivered != 5 || rep.Duplicates != 1 || rep.Unacknowledged != 1 || rep.Unverified != 1 || rep.Acknowledged != 3 {
+	if rep.Requests != 8 || rep.Delivered != 6 || rep.Duplicates != 1 || rep.Unacknowledged != 1 || rep.Unverified != 1 || rep.Acknowledged != 4 {
 		t.Fatalf("report %+v", rep)
 	}
 	if !slices.Equal(rep.Foreign, []string{webhookBody(plantFor(2, 2)), webhookBody(plantFor(9, 0))}) {
@@ -67,10 +74,45 @@ func TestDeliveryCheck(t *testing.T) {
 	}
 	c := &Cluster{}
 	rep.violate(c)
-	if v := c.Violations(); len(v) != 4 || !strings.Contains(v[0], "1 of 3 acknowledged creates not delivered") {
+	if v := c.Violations(); len(v) != 4 || !strings.Contains(v[0], "2 of 4 acknowledged plants short of their events") {
 		t.Fatalf("violations %q", v)
 	}
-	if s := rep.String(); !strings.Contains(s, "1 NOT delivered") {
+	if s := rep.String(); !strings.Contains(s, "2 plants NOT delivered") {
 		t.Fatalf("summary line %q", s)
+	}
+}
+
+// TestStoresNeeded: a plant created, deleted and created again, each
+// acknowledged and each invoked after the one before returned, was stored
+// twice; overlapping operations, a delete whose answer was lost or another
+// id's delete prove nothing more.
+func TestStoresNeeded(t *testing.T) {
+	s := time.Second
+	p, q := plantFor(1, 0), plantFor(2, 0)
+	op := func(k Kind, pl Plant, a Answer, call, ret time.Duration) Op {
+		return Op{Kind: k, ID: pl.ID, Name: pl.Name, Tag: pl.Tag, Answer: a, Call: call, Return: ret}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []Op
+		want int
+	}{
+		{"one create", []Op{op(Create, p, OK, 0, s)}, 1},
+		{"create, delete, create", []Op{op(Create, p, OK, 0, s), op(Delete, p, OK, 2*s, 3*s), op(Create, p, OK, 4*s, 5*s)}, 2},
+		{"an identical re-create", []Op{op(Create, p, OK, 0, s), op(Create, p, OK, 2*s, 3*s)}, 1},
+		{"the delete overlaps the first create", []Op{op(Create, p, OK, 0, 2*s), op(Delete, p, OK, s, 3*s), op(Create, p, OK, 4*s, 5*s)}, 1},
+		{"the delete overlaps the second create", []Op{op(Create, p, OK, 0, s), op(Delete, p, OK, 2*s, 4*s), op(Create, p, OK, 3*s, 5*s)}, 1},
+		{"the delete's answer was lost", []Op{op(Create, p, OK, 0, s), op(Delete, p, Unknown, 2*s, 3*s), op(Create, p, OK, 4*s, 5*s)}, 1},
+		{"another id's delete", []Op{op(Create, p, OK, 0, s), op(Delete, q, OK, 2*s, 3*s), op(Create, p, OK, 4*s, 5*s)}, 1},
+		{"the first-returning create opens the chain", []Op{
+			op(Create, p, OK, 0, 10*s), op(Create, p, OK, 0, s), op(Delete, p, OK, 2*s, 3*s), op(Create, p, OK, 4*s, 5*s),
+			op(Delete, p, OK, 6*s, 7*s), op(Create, p, OK, 8*s, 9*s),
+		}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := storesNeeded(tc.ops)[webhookBody(p)]; got != tc.want {
+				t.Fatalf("needed %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
