@@ -30,10 +30,10 @@ const (
 	// replica killed or partitioned with events in flight delays them that
 	// long, and the end-of-run wait must not be dominated by it.
 	webhookTimeout = 2 * time.Second
-	// webhookRetries × webhookRetryWait is far past a run's end state: an
-	// event that keeps failing (a replica cut from its receiver's answer by
-	// a fault) is retried, never dead-lettered, so a missing delivery is
-	// the sender's fault, not the schedule's.
+	// webhookRetries waits of webhookRetryWait: at least three minutes of
+	// failed attempts in a row before a dead letter, more than any fault
+	// of a run lasts, so a missing delivery is the sender's fault, not the
+	// schedule's.
 	webhookRetries   = 360
 	webhookRetryWait = "500ms"
 	// webhookDrainLimit bounds the end-of-run wait: generous next to the
