@@ -19,7 +19,7 @@ import (
 func TestBadManifestsAreCaught(t *testing.T) {
 	c := newCluster(t)
 	cases := []struct {
-		name  string
+		name    string
 		breakIt func(t *testing.T, d *unstructured.Unstructured)
 		// wantErr is a part of the refusal's message; wantWarning a part of
 		// a warning's (the object is then accepted).
