@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -224,12 +226,16 @@ func (c *cluster) diff(t *testing.T, ns string, objs []*unstructured.Unstructure
 	return diffs
 }
 
-// diffObjects lists the paths where two decoded JSON objects differ.
+// diffObjects lists, one a line in sorted order, the paths (".spec.x.0.y")
+// where two decoded JSON values differ, and how.
 func diffObjects(a, b any, path string) string {
+	var out []string
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
-	if aok && bok {
-		var out []string
+	al, alok := a.([]any)
+	bl, blok := b.([]any)
+	switch {
+	case aok && bok:
 		keys := map[string]bool{}
 		for k := range am {
 			keys[k] = true
@@ -242,14 +248,19 @@ func diffObjects(a, b any, path string) string {
 				out = append(out, d)
 			}
 		}
-		return strings.Join(out, "\n")
+	case alok && blok && len(al) == len(bl):
+		for i := range al {
+			if d := diffObjects(al[i], bl[i], path+"."+strconv.Itoa(i)); d != "" {
+				out = append(out, d)
+			}
+		}
+	case !reflect.DeepEqual(a, b):
+		aj, _ := json.Marshal(a)
+		bj, _ := json.Marshal(b)
+		out = append(out, fmt.Sprintf("%s: %s -> %s", path, aj, bj))
 	}
-	if reflect.DeepEqual(a, b) {
-		return ""
-	}
-	aj, _ := json.Marshal(a)
-	bj, _ := json.Marshal(b)
-	return fmt.Sprintf("%s: %s -> %s", path, aj, bj)
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }
 
 // waitFor polls check until it returns true; a check that returns an error
