@@ -157,3 +157,18 @@ func lockFile(path string) (unlock func(), err error) {
 	}
 	return func() { _ = f.Close() }, nil // closing releases the lock
 }
+
+// Build builds every program into the cache, or finds it there, and
+// returns the directories that hold them.
+func Build() ([]string, error) {
+	var dirs []string
+	for _, m := range []buildModule{etcdModule, kubernetesModule} {
+		dir, err := m.binaries()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "kubetest: %s in %s\n", strings.Join(m.programs, ", "), dir)
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+}
