@@ -2,6 +2,7 @@ package k8stest
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
+
+// nonName is what a namespace's name cannot hold.
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
 
 // TestBadManifestsAreCaught breaks one field of the default variant's
 // Deployment at a time and checks that the API server refuses it or warns:
@@ -58,10 +62,20 @@ func TestBadManifestsAreCaught(t *testing.T) {
 			},
 			wantErr: "spec.template.spec.containers[0].readinessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive",
 		},
+		{
+			// The probes name the container port "admin"; with the port gone
+			// they name nothing.
+			name: "probes' named port removed",
+			breakIt: func(t *testing.T, d *unstructured.Unstructured) {
+				set(t, d, []any{map[string]any{"name": "http", "containerPort": int64(8080), "protocol": "TCP"}},
+					"spec", "template", "spec", "containers", "0", "ports")
+			},
+			wantErr: "TODO",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := c.cp.RestrictedNamespace(t, "bad-"+strings.ReplaceAll(tc.name, " ", "-"))
+			ns := c.cp.RestrictedNamespace(t, "bad-"+nonName.ReplaceAllString(strings.ToLower(tc.name), "-"))
 			var d *unstructured.Unstructured
 			for _, obj := range render(t, "deploy/k8s") {
 				if obj.GetKind() == "Deployment" {

@@ -180,7 +180,7 @@ func checkImageRollout(t *testing.T, c *cluster, ns string, objs []*unstructured
 	}
 	after := c.mustApply(t, ns, updated)
 	for i, obj := range updated {
-		d := diffObjects(live[id(obj)].Object["spec"], after[i].Object["spec"], ".spec")
+		d := diffObjects(content(live[id(obj)]), content(after[i]), "")
 		if obj.GetKind() == "Deployment" {
 			want := `.spec.template.spec.containers.0.image: "plantstore:v0.1.0" -> "plantstore:v0.1.1"`
 			if d != want {
@@ -228,4 +228,16 @@ func checkImageRollout(t *testing.T, c *cluster, ns string, objs []*unstructured
 	if !want.MatchString(d) {
 		t.Errorf("the ReplicaSets' templates differ in\n%s\nwant the image and pod-template-hash alone", d)
 	}
+}
+
+// content is an object without its metadata and status: what a user
+// writes of it, beyond its name and labels.
+func content(u *unstructured.Unstructured) map[string]any {
+	out := map[string]any{}
+	for k, v := range u.Object {
+		if k != "metadata" && k != "status" {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -42,6 +42,9 @@ func StandInKubelet(ctx context.Context, cs kubernetes.Interface, pod *corev1.Po
 	if err != nil {
 		return nil, err
 	}
+	if p.Status.Phase == corev1.PodRunning && podReady(p) == ready {
+		return p, nil // reported already
+	}
 	if p.Status.PodIP == "" {
 		n := podIPs.Add(1)
 		p.Status.PodIP = fmt.Sprintf("10.244.%d.%d", n/250, n%250+1)
@@ -76,6 +79,15 @@ func StandInKubelet(ctx context.Context, cs kubernetes.Interface, pod *corev1.Po
 	return cs.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 }
 
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 func ensureNode(ctx context.Context, cs kubernetes.Interface) error {
 	if _, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{}); err == nil {
 		return nil
@@ -101,7 +113,7 @@ func ensureNode(ctx context.Context, cs kubernetes.Interface) error {
 }
 
 // RunPods reports every pod of the namespace Running and ready, as it
-// appears, until the test ends: for tests that wait on a rollout (kubectl
+// appears, and confirms deleted pods gone, until the test ends: for tests that wait on a rollout (kubectl
 // rollout status) as users do on a cluster.
 func (cp *ControlPlane) RunPods(t testing.TB, namespace string) {
 	t.Helper()
@@ -118,10 +130,18 @@ func (cp *ControlPlane) RunPods(t testing.TB, namespace string) {
 		defer w.Stop()
 		for ev := range w.ResultChan() {
 			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodRunning {
+			var err error
+			switch {
+			case !ok:
 				continue
+			case pod.DeletionTimestamp != nil && pod.Spec.NodeName != "":
+				// A kubelet confirms a bound pod's deletion once its
+				// containers stopped; until then it stays Terminating.
+				err = cs.CoreV1().Pods(namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+			case pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodRunning:
+				_, err = StandInKubelet(ctx, cs, pod, true)
 			}
-			if _, err := StandInKubelet(ctx, cs, pod, true); err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			if err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				t.Errorf("kubetest: stand-in kubelet: %v", err)
 			}
 		}
