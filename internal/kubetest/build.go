@@ -91,7 +91,7 @@ func (m buildModule) build(goBin, src, dir string) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	args := []string{"build", "-trimpath", "-o", tmp + string(filepath.Separator)}
+	args := []string{"build", "-o", tmp + string(filepath.Separator)}
 	for _, p := range m.programs {
 		args = append(args, "./"+p)
 	}
