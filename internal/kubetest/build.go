@@ -106,7 +106,7 @@ func (m buildModule) build(goBin, src, dir string) error {
 	// -mod=mod: the module's go.sum pins every hash, and a go.sum entry the
 	// toolchain wants to add does not fail the build. GOWORK=off: a go.work
 	// of the developer's must not pull these modules into the main build.
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
