@@ -104,9 +104,11 @@ func (m buildModule) build(goBin, src, dir string) error {
 	cmd := exec.Command(goBin, args...) //nolint:gosec // G204: our own build of our own modules
 	cmd.Dir = src
 	// -mod=mod: the module's go.sum pins every hash, and a go.sum entry the
-	// toolchain wants to add does not fail the build. GOWORK=off: a go.work
-	// of the developer's must not pull these modules into the main build.
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	// toolchain wants to add does not fail the build. -buildvcs=false: the
+	// programs need no stamp of the repository's state. GOWORK=off: a
+	// go.work of the developer's must not pull these modules into the main
+	// build.
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
