@@ -153,6 +153,9 @@ func (cp *ControlPlane) startAPIServer(bin, etcdURL string, cred *credentials) e
 	p, err := startProcess(cp.dir, bin, "kube-apiserver",
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+port,
+		// The endpoint reconciler refuses a loopback address for the
+		// "kubernetes" Service's endpoints; nothing here needs them.
+		"--endpoint-reconciler-type=none",
 		"--tls-cert-file="+cred.servingCert, "--tls-private-key-file="+cred.servingKey,
 		"--cert-dir="+filepath.Join(cp.dir, "apiserver-certs"),
 		"--client-ca-file="+cred.caFile,
