@@ -124,7 +124,7 @@ func sameFields(a, b interface {
 	}) string {
 		for _, e := range o.GetManagedFields() {
 			if e.Manager == fieldManager && e.Operation == metav1.ManagedFieldsOperationApply {
-				return strings.Join([]string{e.APIVersion, string(e.FieldsV1.Raw)}, " ")
+				return strings.Join([]string{e.APIVersion, e.FieldsV1.GetRawString()}, " ")
 			}
 		}
 		return ""

@@ -2,6 +2,7 @@ package kubetest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -59,7 +60,7 @@ func (m buildModule) binaries() (string, error) {
 	if m.built(dir) {
 		return dir, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return "", err
 	}
 	unlock, err := lockFile(dir + ".lock")
@@ -101,7 +102,7 @@ func (m buildModule) build(goBin, src, dir string) error {
 	fmt.Fprintf(os.Stderr, "kubetest: building %s (%s) from the Go module proxy into %s; the first build takes minutes, later ones reuse the cache\n",
 		strings.Join(m.programs, ", "), src, dir)
 	start := time.Now()
-	cmd := exec.Command(goBin, args...) //nolint:gosec // G204: our own build of our own modules
+	cmd := exec.CommandContext(context.Background(), goBin, args...) //nolint:gosec // G204: our own build of our own modules
 	cmd.Dir = src
 	// -mod=mod: the module's go.sum pins every hash, and a go.sum entry the
 	// toolchain wants to add does not fail the build. -buildvcs=false: the
@@ -123,7 +124,7 @@ func (m buildModule) build(goBin, src, dir string) error {
 // builds anew.
 func cacheKey(goBin, src string) (string, error) {
 	h := sha256.New()
-	version, err := exec.Command(goBin, "env", "GOVERSION").Output() //nolint:gosec // G204: the go command
+	version, err := exec.CommandContext(context.Background(), goBin, "env", "GOVERSION").Output() //nolint:gosec // G204: the go command
 	if err != nil {
 		return "", fmt.Errorf("%w: go env GOVERSION: %v", ErrCannotBuild, err)
 	}

@@ -1,6 +1,7 @@
 package kubetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -45,8 +46,8 @@ func downloadModule(path, version, sum string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrCannotBuild, err)
 	}
-	cmd := exec.Command(goBin, "mod", "download", "-json", path+"@"+version) //nolint:gosec // G204: pinned constants
-	cmd.Dir = os.TempDir()                                                   // outside any module
+	cmd := exec.CommandContext(context.Background(), goBin, "mod", "download", "-json", path+"@"+version) //nolint:gosec // G204: pinned constants
+	cmd.Dir = os.TempDir()                                                                                // outside any module
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	out, err := cmd.Output()
 	var info struct{ Dir, Sum, Error string }

@@ -1,6 +1,7 @@
 package kubetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -28,7 +29,7 @@ func startProcess(dir, bin, name string, args ...string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command(filepath.Join(bin, name), args...) //nolint:gosec // G204: our own build
+	p.cmd = exec.CommandContext(context.Background(), filepath.Join(bin, name), args...) //nolint:gosec // G204: our own build
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	p.cmd.Dir = dir
 	// Killed with the test binary, should it die without stopping us.
@@ -89,7 +90,7 @@ func (p *process) tail() string {
 // freePort asks the kernel for a free loopback port. Another process may
 // take it before ours listens; the start then fails loudly, never silently.
 func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
