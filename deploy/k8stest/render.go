@@ -48,24 +48,39 @@ func Render(dir string) (*Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := &Manifests{}
+	objs, err := RenderJSON(filepath.Join(root, dir))
+	if err != nil {
+		return nil, err
+	}
+	for _, data := range objs {
+		obj, err := Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		m.Objects = append(m.Objects, obj)
+	}
+	return m, nil
+}
+
+// RenderJSON builds the kustomization in dir (an absolute path) as
+// `kubectl apply -k` does and returns each object as JSON, in kustomize's
+// order, for a client to apply.
+func RenderJSON(dir string) ([][]byte, error) {
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	resources, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root, dir))
+	resources, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 	}
-	m := &Manifests{}
+	var out [][]byte
 	for _, res := range resources.Resources() {
 		data, err := res.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", dir, res.CurId(), err)
 		}
-		obj, err := Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", dir, res.CurId(), err)
-		}
-		m.Objects = append(m.Objects, obj)
+		out = append(out, data)
 	}
-	return m, nil
+	return out, nil
 }
 
 // RenderAll renders every kustomization of Kustomizations, by name. It

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plantstore/plantstore/internal/chaos"
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
 // The fault-injection runs. make test runs the short ones (every fault once,
@@ -47,6 +48,10 @@ func run(t *testing.T, cfg chaos.Config) {
 		}
 		t.Skipf("SKIPPED, NOT TESTED: haproxy is not installed (apt-get install haproxy): %v", err)
 	}
+	// Webhook delivery is checked in every run: one receiver on loopback,
+	// answering 200, up from before the first replica starts to the end.
+	secret := webhookstest.NewSecret()
+	cfg.Webhooks = &chaos.Webhooks{Receiver: webhookstest.NewReceiver(t, secret), Secret: secret}
 	res, err := chaos.Run(context.Background(), cfg, func() *pgtest.Cluster { return pgtest.NewTCPCluster(t) })
 	if err != nil {
 		t.Fatalf("chaos run (artifacts in %s): %v", cfg.Dir, err)

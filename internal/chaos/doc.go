@@ -13,7 +13,8 @@
 // sequential specification), check (Porcupine, and its HTML visualisation
 // on failure), replica (a plantstore child process), haproxy, faultproxy
 // (Toxiproxy), workload (the clients), nemesis (the faults and their
-// schedule), summary (what a run prints at its end), and run (all of it
-// together). docs/reliability.md describes the method and how to replay a
+// schedule), webhooks (every acknowledged create delivered to a receiver
+// on loopback, checked at the end), summary (what a run prints at its
+// end), and run (all of it together). docs/reliability.md describes the method and how to replay a
 // run from its seed.
 package chaos

@@ -26,6 +26,10 @@ type Config struct {
 	Duration time.Duration
 	Calm     time.Duration // between faults
 	Dir      string        // artifacts: logs, HAProxy's files, the visualisation
+	// Webhooks, when set, gives every replica the receiver as its one
+	// webhook endpoint and checks at the end that every acknowledged
+	// create was delivered.
+	Webhooks *Webhooks
 	Logf     func(format string, args ...any)
 }
 
@@ -33,6 +37,7 @@ type Config struct {
 type Result struct {
 	Summary    string
 	Verdict    Verdict
+	Webhooks   WebhookReport
 	Violations []string
 }
 
@@ -81,8 +86,14 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	default:
 		return Result{}, fmt.Errorf("chaos: store %q, want postgres or bolt", cfg.Store)
 	}
+	var hookEnv []string
+	if cfg.Webhooks != nil {
+		if hookEnv, err = cfg.Webhooks.setup(cfg.Dir); err != nil {
+			return Result{}, err
+		}
+	}
 	for i := range cfg.Replicas {
-		r, err := NewReplica("r"+strconv.Itoa(i), bin, cfg.Dir, replicaEnv(i))
+		r, err := NewReplica("r"+strconv.Itoa(i), bin, cfg.Dir, append(replicaEnv(i), hookEnv...))
 		if err != nil {
 			return Result{}, err
 		}
@@ -126,8 +137,17 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	faults, phases, nemesisErr := RunNemesis(ctx, c, ShortSchedule(cfg.Store), deadline, cfg.Store, rng, cfg.Calm)
 	stopLoad()
 	<-loadDone
+	loadEnd := time.Now()
 	if nemesisErr != nil {
 		c.Violate("the cluster did not recover: %v", nemesisErr)
+	}
+	// The deliveries are waited for while the final reads and the checker
+	// run: most of the wait costs no time of its own. Not on a cluster that
+	// did not recover, which has failed already.
+	var hooks *webhookWait
+	if cfg.Webhooks != nil && nemesisErr == nil {
+		logf("waiting for every acknowledged create's webhook")
+		hooks = waitForWebhooks(ctx, cfg.Webhooks, c.History.Ops(), loadEnd)
 	}
 
 	logf("faults done; reading every id back")
@@ -141,8 +161,13 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Verdict: v, Violations: c.Violations()}
-	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, res.Violations)
+	var hookReport WebhookReport
+	if hooks != nil {
+		hookReport = hooks.result()
+		hookReport.violate(c)
+	}
+	res := Result{Verdict: v, Webhooks: hookReport, Violations: c.Violations()}
+	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, hookReport, res.Violations)
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
 		return res, err
 	}

@@ -1,0 +1,14 @@
+// Command kube-controller-manager is Kubernetes' kube-controller-manager, built from the Go module proxy at
+// the version go.mod pins, for internal/kubetest.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go's metrics, as the release binary registers them
+
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+func main() { os.Exit(cli.Run(app.NewControllerManagerCommand())) }
