@@ -359,7 +359,14 @@ func TestWebhookMetricsPassPromtool(t *testing.T) {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	var text string
-	eventually(t, 20*time.Second, "the delivery counted and the outbox read empty", func() bool {
+	defer func() {
+		if t.Failed() {
+			t.Logf("last scrape's webhook series:\n%s", grepLines(text, "plantstore_webhook"))
+		}
+	}()
+	// The outbox gauges are read every 5 s; the bound is generous for a
+	// loaded machine, not an expectation.
+	eventually(t, 60*time.Second, "the delivery counted and the outbox read empty", func() bool {
 		text = scrape(t, s, false)
 		return strings.Contains(text, `plantstore_webhook_attempts_total{endpoint="crm",outcome="delivered",status_class="2xx"} 1`) &&
 			strings.Contains(text, `plantstore_webhook_pending{endpoint="crm"} 0`)
@@ -379,4 +386,15 @@ func TestWebhookMetricsPassPromtool(t *testing.T) {
 			t.Errorf("the scrape lacks %s", series)
 		}
 	}
+}
+
+// grepLines returns the lines of text that contain substr.
+func grepLines(text, substr string) string {
+	var out []string
+	for line := range strings.Lines(text) {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
 }
