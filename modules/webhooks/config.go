@@ -70,7 +70,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Timeout, "webhooks-timeout", 10*time.Second, "how long one webhook attempt may take, connecting and the answer included")
 	c.Retries = DefaultRetries
 	fs.Var(scheduleFlag{&c.Retries}, "webhooks-retry-schedule", "the waits before each retry of a failed webhook, comma-separated; after the last, the event is dead-lettered")
-	fs.IntVar(&c.Concurrency, "webhooks-concurrency", 4, "webhook attempts in flight at once per endpoint (and replica)")
+	fs.IntVar(&c.Concurrency, "webhooks-concurrency", 16, "webhook attempts in flight at once per endpoint (and replica)")
 	fs.DurationVar(&c.PollInterval, "webhooks-poll-interval", 500*time.Millisecond, "how often each endpoint's due webhook deliveries are looked for")
 }
 
@@ -104,7 +104,7 @@ func (c Config) withDefaults() Config {
 		c.Retries = DefaultRetries
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 4
+		c.Concurrency = 16
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = 500 * time.Millisecond

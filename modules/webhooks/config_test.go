@@ -15,7 +15,7 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults: Validate = %v", err)
 	}
-	if c.File != "" || c.AllowPrivate || c.AllowHTTP || c.Timeout != 10*time.Second || c.Concurrency != 4 ||
+	if c.File != "" || c.AllowPrivate || c.AllowHTTP || c.Timeout != 10*time.Second || c.Concurrency != 16 ||
 		c.Retries.String() != "5s,5m0s,30m0s,2h0m0s,5h0m0s,10h0m0s,10h0m0s" {
 		t.Fatalf("defaults %+v", c)
 	}

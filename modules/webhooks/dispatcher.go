@@ -21,6 +21,16 @@ const statsInterval = 5 * time.Second
 // settleTimeout bounds recording an attempt's result in the outbox.
 const settleTimeout = 5 * time.Second
 
+// Delivered events leave the outbox in batches: at most every
+// settleInterval, or at once when maxSettleBatch are waiting. One write for
+// many keeps a busy sender from costing a commit (and on postgres a WAL
+// flush) per event; an event whose removal a crash prevents is sent again,
+// which at-least-once allows.
+const (
+	settleInterval = 50 * time.Millisecond
+	maxSettleBatch = 256
+)
+
 // Dispatcher sends what the outbox holds to the endpoints of the webhooks
 // file. Each endpoint has its own loop and at most --webhooks-concurrency
 // attempts in flight, so a slow or dead endpoint holds up no other. A
@@ -48,6 +58,13 @@ type Dispatcher struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	loops    sync.WaitGroup
+
+	deliveredMu sync.Mutex
+	delivered   []outbox.Delivery // to remove from the outbox
+	settleNow   chan struct{}     // a full batch is waiting
+	lastSettle  chan struct{}     // closed once the loops are done: settle the rest and stop
+	settlerDone chan struct{}
+	started     bool // Start ran: the settler is running
 }
 
 // worker is one endpoint's loop and its attempts.
@@ -65,7 +82,8 @@ func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, t
 	cfg = cfg.withDefaults()
 	base, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{cfg: cfg, box: box, send: newSender(cfg, tp), metrics: metrics, log: log,
-		workers: make(map[string]*worker), base: base, cancel: cancel, stopping: make(chan struct{})}
+		workers: make(map[string]*worker), base: base, cancel: cancel, stopping: make(chan struct{}),
+		settleNow: make(chan struct{}, 1), lastSettle: make(chan struct{}), settlerDone: make(chan struct{})}
 	d.setSubscribed(file)
 	d.initial = file
 	return d
@@ -94,6 +112,8 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	d.apply(f)
 	d.loops.Add(1)
 	go d.readStats()
+	d.started = true
+	go d.settleDelivered()
 	return nil
 }
 
@@ -196,9 +216,14 @@ func (d *Dispatcher) claim(w *worker) {
 			defer d.loops.Done()
 			d.deliver(w, dl)
 			<-w.slots
-			select {
-			case w.wake <- struct{}{}:
-			default:
+			// Look for more at once only when half the slots are free, so
+			// that under a backlog a claim takes many deliveries (one
+			// statement on postgres) rather than one per finished attempt.
+			if free := cap(w.slots) - len(w.slots); free >= (cap(w.slots)+1)/2 {
+				select {
+				case w.wake <- struct{}{}:
+				default:
+				}
 			}
 		}()
 	}
@@ -215,8 +240,8 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery) {
 	var err error
 	switch {
 	case r.outcome == outcomeDelivered:
-		err = d.box.Delivered(ctx, dl)
 		d.metrics.latency.WithLabelValues(ep.Name).Observe(time.Since(dl.CreatedAt).Seconds())
+		d.settleLater(dl)
 	case d.base.Err() != nil:
 		// Cut off by the stop: not the endpoint's failure. Due again at
 		// once, for another replica or the next start.
@@ -238,6 +263,54 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery) {
 	}
 	if err != nil {
 		log.Warn("webhooks: could not record an attempt's result in the outbox; it will be attempted again", zap.Error(err))
+	}
+}
+
+// settleLater queues a delivered event for removal from the outbox.
+func (d *Dispatcher) settleLater(dl outbox.Delivery) {
+	d.deliveredMu.Lock()
+	d.delivered = append(d.delivered, dl)
+	full := len(d.delivered) >= maxSettleBatch
+	d.deliveredMu.Unlock()
+	if full {
+		select {
+		case d.settleNow <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// settleDelivered removes delivered events from the outbox in batches
+// until the stop, then removes the rest.
+func (d *Dispatcher) settleDelivered() {
+	defer close(d.settlerDone)
+	tick := time.NewTicker(settleInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-d.settleNow:
+		case <-d.lastSettle:
+			d.settle()
+			return
+		}
+		d.settle()
+	}
+}
+
+func (d *Dispatcher) settle() {
+	d.deliveredMu.Lock()
+	batch := d.delivered
+	d.delivered = nil
+	d.deliveredMu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	if err := d.box.Delivered(ctx, batch); err != nil {
+		d.log.Warn("webhooks: could not remove delivered events from the outbox; they will be sent again",
+			zap.Int("events", len(batch)), zap.Error(err))
 	}
 }
 
@@ -300,5 +373,20 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 		<-done
 	}
 	d.cancel()
+	d.stopSettling()
 	return nil
+}
+
+// stopSettling removes what was delivered last and ends the settler; a
+// dispatcher that never started has none.
+func (d *Dispatcher) stopSettling() {
+	select {
+	case <-d.lastSettle:
+		return // stopped before
+	default:
+	}
+	close(d.lastSettle)
+	if d.started {
+		<-d.settlerDone
+	}
 }

@@ -138,10 +138,22 @@ func (o *Bolt) settle(ctx context.Context, d Delivery, fn func(tx *bolt.Tx) erro
 }
 
 // Delivered implements Outbox.
-func (o *Bolt) Delivered(ctx context.Context, d Delivery) error {
-	return o.settle(ctx, d, func(tx *bolt.Tx) error {
-		return tx.Bucket(boltstore.OutboxBucket).Delete(d.key)
+func (o *Bolt) Delivered(ctx context.Context, ds []Delivery) error {
+	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(boltstore.OutboxBucket)
+		for _, d := range ds {
+			if err := b.Delete(d.key); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+	o.mu.Lock()
+	for _, d := range ds {
+		delete(o.leased, d.ID)
+	}
+	o.mu.Unlock()
+	return err
 }
 
 // Retry implements Outbox.

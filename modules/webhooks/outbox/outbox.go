@@ -64,8 +64,9 @@ type Outbox interface {
 	// claimed delivery is not claimed again until it is settled or lease
 	// has passed (its sender may have died). Each claim is an attempt.
 	Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error)
-	// Delivered removes d: the endpoint has it.
-	Delivered(ctx context.Context, d Delivery) error
+	// Delivered removes ds: their endpoints have them. One call settles
+	// many, so that a busy sender does not pay a commit per event.
+	Delivered(ctx context.Context, ds []Delivery) error
 	// Retry makes d due again after the given wait, recording why its
 	// attempt failed. A sender whose lease passed and whose delivery was
 	// claimed again changes nothing.

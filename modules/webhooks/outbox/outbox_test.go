@@ -148,7 +148,7 @@ func TestRetryDeliveredAndStats(t *testing.T) {
 		if err := h.box.Retry(ctx, ds[1], hour, "answered 503"); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.box.Delivered(ctx, ds[2]); err != nil {
+		if err := h.box.Delivered(ctx, ds[2:]); err != nil {
 			t.Fatal(err)
 		}
 		again := claimSoon(t, h.box, "a", 1, hour)

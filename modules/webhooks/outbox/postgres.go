@@ -32,7 +32,7 @@ FROM (SELECT id FROM webhook_deliveries
       FOR UPDATE SKIP LOCKED) due
 WHERE d.id = due.id
 RETURNING d.id, d.body, d.traceparent, d.created_at, d.attempts`
-	pgDeliveredSQL = `DELETE FROM webhook_deliveries WHERE id = $1 AND dead_at IS NULL`
+	pgDeliveredSQL = `DELETE FROM webhook_deliveries WHERE id = ANY($1) AND dead_at IS NULL`
 	pgRetrySQL     = `UPDATE webhook_deliveries
 SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4
 WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
@@ -86,10 +86,15 @@ func (o *Postgres) Claim(ctx context.Context, endpoint string, max int, lease ti
 	return out, err
 }
 
-// Delivered implements Outbox. It deletes the row whoever holds it: the
-// endpoint has the event, even if this sender's lease ran out meanwhile.
-func (o *Postgres) Delivered(ctx context.Context, d Delivery) error {
-	_, err := o.pool.Exec(ctx, pgDeliveredSQL, d.ID)
+// Delivered implements Outbox, in one statement. It deletes the rows
+// whoever holds them: the endpoint has the event, even if this sender's
+// lease ran out meanwhile.
+func (o *Postgres) Delivered(ctx context.Context, ds []Delivery) error {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	_, err := o.pool.Exec(ctx, pgDeliveredSQL, ids)
 	return err
 }
 
