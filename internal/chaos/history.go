@@ -14,13 +14,11 @@ const (
 	Get                // GET /plants/{id}
 	Delete             // DELETE /plants/{id}
 	List               // GET /plants?tag=&after=&limit=, one page
-	// Update (PUT /plants/{id}, with and without If-Match) joins here once
-	// the route exists: a Kind, a case in the workload's do and one in the
-	// model's step.
+	Update             // PUT /plants/{id}, with or without If-Match
 )
 
 func (k Kind) String() string {
-	return [...]string{"create", "get", "delete", "list"}[k]
+	return [...]string{"create", "get", "delete", "list", "update"}[k]
 }
 
 // Answer is what an operation's answer says happened.
@@ -33,13 +31,16 @@ const (
 	OK              // 200 or 204
 	Conflict        // 409: the id holds another plant
 	NotFound        // 404
+	// PreconditionFailed: 412, an update whose If-Match named no current
+	// representation (another ETag, or no plant at all).
+	PreconditionFailed
 	// Unexpected: a status the contract does not allow for the operation
 	// (recorded so that the summary shows it; it fails the run).
 	Unexpected
 )
 
 func (a Answer) String() string {
-	return [...]string{"unknown", "ok", "conflict", "not-found", "unexpected"}[a]
+	return [...]string{"unknown", "ok", "conflict", "not-found", "precondition-failed", "unexpected"}[a]
 }
 
 // Plant is a plant as the workload sees it. Tag is never empty: the
@@ -54,9 +55,16 @@ type Plant struct {
 type Op struct {
 	Client int
 	Kind   Kind
-	ID     int64  // create, get, delete
-	Name   string // create
-	Tag    string // create; list: the tag filter
+	ID     int64  // create, get, delete, update
+	Name   string // create, update: the plant sent
+	Tag    string // create, update; list: the tag filter
+
+	// IfMatch is an update's If-Match: "" for none, "*", or an entity
+	// tag. For an entity tag, Match is the content it names (the plant
+	// of the get that answered it), or empty (Name "") for a tag that
+	// names no plant.
+	IfMatch string
+	Match   Plant
 
 	After    int64 // list: the cursor, ids above it
 	HasAfter bool
@@ -67,6 +75,7 @@ type Op struct {
 	Err     string // the transport error, if any
 	Replica string // the replica that answered (HAProxy's X-Replica), "" for HAProxy itself
 	Got     Plant  // get: the plant answered
+	ETag    string // get: the ETag answered
 	Page    []Plant
 	More    bool // list: a Link to a next page came
 

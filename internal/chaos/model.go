@@ -18,6 +18,12 @@ import (
 //     identical plant; 409 if it holds another.
 //   - get: 200 with the stored plant, 404 if absent.
 //   - delete: 204 if present (then absent), 404 if absent.
+//   - update without If-Match: 200 if present (it then holds the plant
+//     sent), 404 if absent: PUT never creates.
+//   - update with If-Match: 200 if present and the condition holds ("*":
+//     any plant; an entity tag: the plant it names, by content, since the
+//     ETag is a digest of name and tag), then it holds the plant sent; 412
+//     if absent or another plant.
 //   - list: a page is split into one observation per id it covers (see
 //     observations): each id on the page is present with that plant; each
 //     id in the covered range not on it is absent or has another tag.
@@ -42,6 +48,8 @@ type input struct {
 	id        int64
 	kind      Kind
 	name, tag string
+	ifMatch   string // update: "" none, "*", or an entity tag naming match
+	match     Plant  // update: the content ifMatch names; Name "" for none
 }
 
 // output is an answer on one id; for an observation, answer OK means on
@@ -86,6 +94,25 @@ func step(s, in, out any) (bool, any) {
 		case NotFound:
 			return !st.present, st
 		}
+	case Update:
+		holds := st.present
+		if i.ifMatch != "" && i.ifMatch != "*" {
+			holds = holds && i.match.Name != "" && st.name == i.match.Name && st.tag == i.match.Tag
+		}
+		updated := state{true, i.name, i.tag}
+		switch o.answer {
+		case Unknown:
+			if holds {
+				return true, updated
+			}
+			return true, st
+		case OK:
+			return holds, updated
+		case NotFound:
+			return i.ifMatch == "" && !st.present, st
+		case PreconditionFailed:
+			return i.ifMatch != "" && !holds, st
+		}
 	case List:
 		switch o.answer {
 		case OK:
@@ -126,6 +153,17 @@ var Model = porcupine.Model{
 			return fmt.Sprintf("get(%s) -> %s", id, o.answer)
 		case Delete:
 			return fmt.Sprintf("delete(%s) -> %s", id, o.answer)
+		case Update:
+			cond := ""
+			switch {
+			case i.ifMatch == "*":
+				cond = ", If-Match *"
+			case i.ifMatch != "" && i.match.Name == "":
+				cond = ", If-Match a wrong tag"
+			case i.ifMatch != "":
+				cond = ", If-Match " + i.match.Name + "/" + i.match.Tag
+			}
+			return fmt.Sprintf("update(%s, %s/%s%s) -> %s", id, i.name, i.tag, cond, o.answer)
 		default:
 			if o.answer == OK {
 				return fmt.Sprintf("list(tag=%s) shows %s: %s", i.tag, id, o.name)
@@ -164,6 +202,8 @@ func operations(ops []Op, ids []int64) []porcupine.Operation {
 		switch op.Kind {
 		case Create, Delete:
 			add(input{id: op.ID, kind: op.Kind, name: op.Name, tag: op.Tag}, output{answer: op.Answer})
+		case Update:
+			add(input{id: op.ID, kind: Update, name: op.Name, tag: op.Tag, ifMatch: op.IfMatch, match: op.Match}, output{answer: op.Answer})
 		case Get:
 			add(input{id: op.ID, kind: Get}, output{answer: op.Answer, name: op.Got.Name, tag: op.Got.Tag})
 		case List:

@@ -21,6 +21,10 @@ func TestModel(t *testing.T) {
 	del := func(a Answer, call, ret int) Op {
 		return Op{Kind: Delete, ID: 7, Answer: a, Call: time.Duration(call), Return: time.Duration(ret)}
 	}
+	r := plantFor(7, names) // a plant only an update sends
+	put := func(ifMatch string, match Plant, a Answer, call, ret int) Op {
+		return Op{Kind: Update, ID: 7, Name: r.Name, Tag: r.Tag, IfMatch: ifMatch, Match: match, Answer: a, Call: time.Duration(call), Return: time.Duration(ret)}
+	}
 	list := func(tag string, page []Plant, call, ret int) Op {
 		return Op{Kind: List, Tag: tag, Limit: 10, Page: page, Answer: OK, Call: time.Duration(call), Return: time.Duration(ret)}
 	}
@@ -41,6 +45,27 @@ func TestModel(t *testing.T) {
 		{"a list shows a created plant", []Op{create(p, OK, 0, 10), list(p.Tag, []Plant{p}, 20, 30)}, true},
 		{"a list misses a created plant", []Op{create(p, OK, 0, 10), list(p.Tag, nil, 20, 30)}, false},
 		{"a list of the other tag", []Op{create(p, OK, 0, 10), list(q.Tag, nil, 20, 30)}, true},
+		{"an update then get", []Op{create(p, OK, 0, 10), put("", Plant{}, OK, 20, 30), get(r, OK, 40, 50)}, true},
+		{"an acknowledged update lost", []Op{create(p, OK, 0, 10), put("", Plant{}, OK, 20, 30), get(p, OK, 40, 50)}, false},
+		{"an update of an absent plant answered 200", []Op{put("", Plant{}, OK, 0, 10)}, false},
+		{"an update of an absent plant answered 404", []Op{put("", Plant{}, NotFound, 0, 10), get(Plant{}, NotFound, 20, 30)}, true},
+		{"an update of a present plant answered 404", []Op{create(p, OK, 0, 10), put("", Plant{}, NotFound, 20, 30)}, false},
+		{"an update never creates", []Op{put("", Plant{}, Unknown, 0, 10), get(Plant{}, NotFound, 20, 30), get(Plant{}, NotFound, 40, 50)}, true},
+		{"an updated plant, then a create of another: 409", []Op{create(p, OK, 0, 10), put("", Plant{}, OK, 20, 30), create(p, Conflict, 40, 50), get(r, OK, 60, 70)}, true},
+		{"an updated plant, then a create of another answered 200", []Op{create(p, OK, 0, 10), put("", Plant{}, OK, 20, 30), create(p, OK, 40, 50)}, false},
+		{"If-Match with the current ETag", []Op{create(p, OK, 0, 10), put(`"e"`, p, OK, 20, 30), get(r, OK, 40, 50)}, true},
+		{"If-Match with the current ETag answered 412", []Op{create(p, OK, 0, 10), put(`"e"`, p, PreconditionFailed, 20, 30)}, false},
+		{"If-Match with a stale ETag answered 412", []Op{create(q, OK, 0, 10), put(`"e"`, p, PreconditionFailed, 20, 30), get(q, OK, 40, 50)}, true},
+		{"If-Match with a stale ETag answered 200", []Op{create(q, OK, 0, 10), put(`"e"`, p, OK, 20, 30)}, false},
+		{"If-Match with a wrong ETag answered 200", []Op{create(p, OK, 0, 10), put(`"wrong"`, Plant{}, OK, 20, 30)}, false},
+		{"If-Match on an absent plant answered 412", []Op{put("*", Plant{}, PreconditionFailed, 0, 10)}, true},
+		{"If-Match on an absent plant answered 404", []Op{put("*", Plant{}, NotFound, 0, 10)}, false},
+		{"If-Match * on a present plant", []Op{create(p, OK, 0, 10), put("*", Plant{}, OK, 20, 30), get(r, OK, 40, 50)}, true},
+		{"If-Match * on a present plant answered 412", []Op{create(p, OK, 0, 10), put("*", Plant{}, PreconditionFailed, 20, 30)}, false},
+		{"two updates with one ETag both answered 200", []Op{create(p, OK, 0, 10), put(`"e"`, p, OK, 20, 30), put(`"e"`, p, OK, 20, 30)}, false},
+		{"an unknown update seen applied", []Op{create(p, OK, 0, 10), put(`"e"`, p, Unknown, 20, 30), get(p, OK, 40, 50), get(r, OK, 60, 70)}, true},
+		{"an unknown update never seen", []Op{create(p, OK, 0, 10), put("", Plant{}, Unknown, 20, 30), get(p, OK, 40, 50)}, true},
+		{"an unknown update with a stale ETag seen applied", []Op{create(q, OK, 0, 10), put(`"e"`, p, Unknown, 20, 30), get(r, OK, 40, 50)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

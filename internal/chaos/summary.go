@@ -58,7 +58,7 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos summary: store=%s seed=%d (replay: CHAOS_SEED=%d)\n", store, seed, seed)
 	fmt.Fprintf(&b, "operations: %d\n", len(ops))
-	for k := Create; k <= List; k++ {
+	for k := Create; k <= Update; k++ {
 		counts := map[Answer]int{}
 		statuses := map[int]int{}
 		for _, op := range ops {
@@ -133,7 +133,7 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 }
 
 // longestWithoutWrite is the longest time between acknowledged writes
-// (creates answered 200, deletes 204), counted from the first operation.
+// (creates and updates answered 200, deletes 204), counted from the first operation.
 func longestWithoutWrite(ops []Op) (gap, at time.Duration) {
 	var times []time.Duration
 	var first, last time.Duration = -1, 0
@@ -142,7 +142,7 @@ func longestWithoutWrite(ops []Op) (gap, at time.Duration) {
 			first = op.Call
 		}
 		last = max(last, op.Return)
-		if (op.Kind == Create || op.Kind == Delete) && op.Answer == OK {
+		if (op.Kind == Create || op.Kind == Delete || op.Kind == Update) && op.Answer == OK {
 			times = append(times, op.Return)
 		}
 	}

@@ -15,6 +15,13 @@ package chaos
 // store put there meanwhile). The longest such chain, found greedily by
 // always taking the operation that returns first, is the count. It is a
 // lower bound that rests on linearizability, which the run checks too.
+//
+// Updates (PUT) store no event and are left out: an acknowledged create
+// may be followed by an update that changes the plant (the event keeps the
+// content at creation). The count also rests on an update never putting
+// under an id a plant that a create sends (see updates in workload.go):
+// otherwise a re-create after the delete could find P put there by an
+// update, answer 200, and prove no second store.
 func storesNeeded(ops []Op) map[string]int {
 	type span struct{ call, ret int64 }
 	creates := map[string][]span{} // body: its acknowledged creates

@@ -85,10 +85,12 @@ func TestDeliveryCheck(t *testing.T) {
 // TestStoresNeeded: a plant created, deleted and created again, each
 // acknowledged and each invoked after the one before returned, was stored
 // twice; overlapping operations, a delete whose answer was lost or another
-// id's delete prove nothing more.
+// id's delete prove nothing more. An update stores no event: neither the
+// plant it sends nor the one it replaces needs one more.
 func TestStoresNeeded(t *testing.T) {
 	s := time.Second
 	p, q := plantFor(1, 0), plantFor(2, 0)
+	r := plantFor(1, names) // only an update sends it
 	op := func(k Kind, pl Plant, a Answer, call, ret time.Duration) Op {
 		return Op{Kind: k, ID: pl.ID, Name: pl.Name, Tag: pl.Tag, Answer: a, Call: call, Return: ret}
 	}
@@ -104,15 +106,36 @@ func TestStoresNeeded(t *testing.T) {
 		{"the delete overlaps the second create", []Op{op(Create, p, OK, 0, s), op(Delete, p, OK, 2*s, 4*s), op(Create, p, OK, 3*s, 5*s)}, 1},
 		{"the delete's answer was lost", []Op{op(Create, p, OK, 0, s), op(Delete, p, Unknown, 2*s, 3*s), op(Create, p, OK, 4*s, 5*s)}, 1},
 		{"another id's delete", []Op{op(Create, p, OK, 0, s), op(Delete, q, OK, 2*s, 3*s), op(Create, p, OK, 4*s, 5*s)}, 1},
+		{"an update, then a re-create refused", []Op{op(Create, p, OK, 0, s), op(Update, r, OK, 2*s, 3*s), op(Create, p, Conflict, 4*s, 5*s)}, 1},
+		{"create, update, delete, create", []Op{op(Create, p, OK, 0, s), op(Update, r, OK, 2*s, 3*s), op(Delete, p, OK, 4*s, 5*s), op(Create, p, OK, 6*s, 7*s)}, 2},
 		{"the first-returning create opens the chain", []Op{
 			op(Create, p, OK, 0, 10*s), op(Create, p, OK, 0, s), op(Delete, p, OK, 2*s, 3*s), op(Create, p, OK, 4*s, 5*s),
 			op(Delete, p, OK, 6*s, 7*s), op(Create, p, OK, 8*s, 9*s),
 		}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := storesNeeded(tc.ops)[webhookBody(p)]; got != tc.want {
+			need := storesNeeded(tc.ops)
+			if got := need[webhookBody(p)]; got != tc.want {
 				t.Fatalf("needed %d, want %d", got, tc.want)
 			}
+			if got := need[webhookBody(r)]; got != 0 {
+				t.Fatalf("an update's plant needs %d events, want none", got)
+			}
 		})
+	}
+}
+
+// TestUpdatesSendNoCreatedPlant: the plants an update sends are never ones
+// a create sends, so a create answered 200 found its plant stored by a
+// create (storesNeeded rests on it).
+func TestUpdatesSendNoCreatedPlant(t *testing.T) {
+	for _, id := range []int64{1, 2, 3} {
+		for u := names; u < names+updates; u++ {
+			for c := range names {
+				if a, b := plantFor(id, u), plantFor(id, c); a.Name == b.Name {
+					t.Fatalf("update plant %v is also a create's %v", a, b)
+				}
+			}
+		}
 	}
 }

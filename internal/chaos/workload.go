@@ -28,6 +28,13 @@ type Workload struct {
 // id with different names conflict.
 const names = 3
 
+// updates is how many further plants an update may put under an id:
+// plantFor(id, names) and on. No create sends them, so an update never
+// makes an id hold a plant a create sends: a create answered 200 always
+// found its plant stored by a create, which storesNeeded's count of webhook
+// events rests on; a create meeting an updated plant is a 409.
+const updates = 2
+
 // plantFor is the k-th plant an id may hold. The tag follows from the name,
 // so that list pages by tag see ids come and go.
 func plantFor(id int64, k int) Plant {
@@ -45,10 +52,14 @@ func (w Workload) Run(ctx context.Context, h *History) {
 	for c := range w.Clients {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(w.Seed, uint64(c)))
+			seen := map[int64]Op{} // id: this client's latest get answered 200
 			for n := 0; n < w.MaxOps && ctx.Err() == nil; n++ {
-				op := w.next(rng, c)
+				op := w.next(rng, c, seen)
 				w.do(client, h, &op)
 				h.Add(op)
+				if op.Kind == Get && op.Answer == OK && op.ETag != "" {
+					seen[op.ID] = op
+				}
 				if pause := backoff(op); pause > 0 {
 					// A client that met an outage waits a little, as a real
 					// one would; it also keeps the unknown operations, the
@@ -64,18 +75,37 @@ func (w Workload) Run(ctx context.Context, h *History) {
 	wg.Wait()
 }
 
-// next draws an operation: creates and deletes to change ids, gets and list
-// pages to watch them.
-func (w Workload) next(rng *rand.Rand, client int) Op {
+// next draws an operation: creates, updates and deletes to change ids, gets
+// and list pages to watch them. An update is unconditional, or under
+// If-Match with the ETag of this client's latest get of the id (current or
+// stale by now), now and then "*" or a tag that names no plant.
+func (w Workload) next(rng *rand.Rand, client int, seen map[int64]Op) Op {
 	id := w.IDs[rng.IntN(len(w.IDs))]
 	switch r := rng.IntN(100); {
-	case r < 35:
+	case r < 30:
 		p := plantFor(id, rng.IntN(names))
 		return Op{Client: client, Kind: Create, ID: id, Name: p.Name, Tag: p.Tag}
-	case r < 65:
+	case r < 57:
 		return Op{Client: client, Kind: Get, ID: id}
-	case r < 85:
+	case r < 73:
 		return Op{Client: client, Kind: Delete, ID: id}
+	case r < 87:
+		p := plantFor(id, names+rng.IntN(updates))
+		op := Op{Client: client, Kind: Update, ID: id, Name: p.Name, Tag: p.Tag}
+		switch c := rng.IntN(10); {
+		case c < 4: // unconditional
+		case c < 5:
+			op.IfMatch = "*"
+		case c < 6:
+			op.IfMatch = `"no-such-etag"`
+		default:
+			if g, ok := seen[id]; ok {
+				op.IfMatch, op.Match = g.ETag, g.Got
+			} else {
+				op.IfMatch = "*"
+			}
+		}
+		return op
 	default:
 		op := Op{Client: client, Kind: List, Tag: [...]string{"red", "green"}[rng.IntN(2)], Limit: 1 + rng.IntN(20)}
 		if rng.IntN(4) > 0 {
@@ -107,6 +137,15 @@ func (w Workload) do(client *http.Client, h *History, op *Op) {
 		req, err = http.NewRequest(http.MethodGet, w.URL+"/plants/"+strconv.FormatInt(op.ID, 10), nil)
 	case Delete:
 		req, err = http.NewRequest(http.MethodDelete, w.URL+"/plants/"+strconv.FormatInt(op.ID, 10), nil)
+	case Update:
+		body, _ := json.Marshal(map[string]any{"name": op.Name, "tag": op.Tag})
+		req, err = http.NewRequest(http.MethodPut, w.URL+"/plants/"+strconv.FormatInt(op.ID, 10), bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			if op.IfMatch != "" {
+				req.Header.Set("If-Match", op.IfMatch)
+			}
+		}
 	case List:
 		q := url.Values{"tag": {op.Tag}, "limit": {strconv.Itoa(op.Limit)}}
 		if op.HasAfter {
@@ -147,13 +186,17 @@ func classify(op *Op, resp *http.Response, body []byte) Answer {
 			op.Err = "503 without Retry-After"
 		}
 		return Unknown
-	case op.Kind == Create && s == http.StatusOK:
+	case (op.Kind == Create || op.Kind == Update) && s == http.StatusOK:
 		var p struct{ Name, Tag string }
 		if json.Unmarshal(body, &p) != nil || p.Name != op.Name || p.Tag != op.Tag {
-			op.Err = fmt.Sprintf("create answered 200 with %s", body)
+			op.Err = fmt.Sprintf("%s answered 200 with %s", op.Kind, body)
 			return Unexpected
 		}
 		return OK
+	case op.Kind == Update && s == http.StatusNotFound && op.IfMatch == "":
+		return NotFound
+	case op.Kind == Update && s == http.StatusPreconditionFailed && op.IfMatch != "":
+		return PreconditionFailed
 	case op.Kind == Create && s == http.StatusConflict:
 		return Conflict
 	case op.Kind == Get && s == http.StatusOK:
@@ -166,6 +209,7 @@ func classify(op *Op, resp *http.Response, body []byte) Answer {
 			return Unexpected
 		}
 		op.Got = Plant{ID: p.ID, Name: p.Name, Tag: p.Tag}
+		op.ETag = resp.Header.Get("ETag")
 		return OK
 	case op.Kind == Delete && s == http.StatusNoContent:
 		return OK

@@ -22,7 +22,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !conditional {
+	if !conditional || ifMatch.any { // "*": any plant, see update
 		err = h.store.Delete(r.Context(), id)
 	} else if current, ok := h.currentMatching(w, r, id, ifMatch); ok {
 		err = h.store.DeleteMatching(r.Context(), current)

@@ -40,8 +40,12 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	// "*" asks only that a plant exist (RFC 9110 §13.1.1): the write is
+	// unconditional, and a missing plant answers 412 below. Comparing with
+	// the plant read first would fail it spuriously when another write
+	// changes the plant in between (the chaos run found that).
 	var match *plant.Plant
-	if conditional {
+	if conditional && !ifMatch.any {
 		current, ok := h.currentMatching(w, r, id, ifMatch)
 		if !ok {
 			return
