@@ -8,12 +8,15 @@ import (
 	"testing"
 )
 
-// maxImageBytes is the image's size budget: 25 MB, as `docker images`
-// prints sizes (decimal). The image is 23.6 MB (2026-11-22); most of the
-// binary is pgx, the OTLP exporter's protobuf and gRPC code, and net/http
-// with TLS. (httpsnoop alone was 1.5 MB of it: its 512 generated writer
-// types; the service's two writer wrappers are now written by hand.)
-const maxImageBytes = 25_000_000
+// maxImageBytes is the image's size budget: 30 MB, as `docker images`
+// prints sizes (decimal). The image was 23.6 MB (2026-11-22) and is 27.0 MB
+// (2026-11-24) now that the binary also verifies JWTs (lestrrat-go/jwx),
+// sends webhooks and carries the generated API client under its CLI; the
+// budget was raised from 25 MB for those, on purpose. Most of the rest is
+// pgx, the OTLP exporter's protobuf and gRPC code, and net/http with TLS.
+// (httpsnoop alone was 1.5 MB: its 512 generated writer types; the
+// service's two writer wrappers are written by hand.)
+const maxImageBytes = 30_000_000
 
 // TestImage checks what the Dockerfile promises about the image itself.
 func TestImage(t *testing.T) {
