@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/repo"
 )
 
 // Token is the API token every replica accepts and the clients send.
@@ -23,7 +24,7 @@ const Token = "chaos-token-0123456789"
 // not what this test is about (make test runs it over the in-process
 // tests).
 func BuildBinary(dir string) (string, error) {
-	root, err := moduleRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return "", err
 	}
@@ -35,24 +36,6 @@ func BuildBinary(dir string) (string, error) {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return bin, nil
-}
-
-// moduleRoot is the directory of go.mod, found upwards from here.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found")
-		}
-		dir = parent
-	}
 }
 
 // FreePort is a loopback port the kernel just gave out. The replicas keep
