@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -50,6 +51,8 @@ type Dispatcher struct {
 
 	mu      sync.Mutex
 	workers map[string]*worker
+	// byName is workers for the creates' hook, which reads it without mu.
+	byName atomic.Pointer[map[string]*worker]
 
 	// base is every attempt's context: cancelled once the stop's budget is
 	// spent, so that an attempt in flight ends and stays pending.
@@ -73,7 +76,16 @@ type worker struct {
 	gone  atomic.Bool   // it answered 410: nothing is sent until the file changes
 	slots chan struct{} // attempts in flight
 	wake  chan struct{} // a slot freed up: look for more now
-	stop  chan struct{} // the endpoint left the file
+	// backlog says the last claim took all it asked for, so more may be
+	// due: only then does a freed slot claim before the next poll.
+	backlog atomic.Bool
+	stop    chan struct{} // the endpoint left the file
+
+	// handoff holds deliveries that creates wrote already claimed for this
+	// worker (see handoff.go); reserved counts them from the create's
+	// reservation until they take a slot.
+	handoff  chan outbox.Delivery
+	reserved atomic.Int64
 }
 
 // NewDispatcher returns a dispatcher of box's deliveries to the endpoints
@@ -85,6 +97,7 @@ func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, t
 		workers: make(map[string]*worker), base: base, cancel: cancel, stopping: make(chan struct{}),
 		settleNow: make(chan struct{}, 1), lastSettle: make(chan struct{}), settlerDone: make(chan struct{})}
 	d.setSubscribed(file)
+	d.byName.Store(&map[string]*worker{})
 	d.initial = file
 	return d
 }
@@ -138,7 +151,8 @@ func (d *Dispatcher) apply(f File) {
 		keep[ep.Name] = true
 		w := d.workers[ep.Name]
 		if w == nil {
-			w = &worker{slots: make(chan struct{}, d.cfg.Concurrency), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+			w = &worker{slots: make(chan struct{}, d.cfg.Concurrency), wake: make(chan struct{}, 1), stop: make(chan struct{}),
+				handoff: make(chan outbox.Delivery, d.cfg.Concurrency)}
 			d.workers[ep.Name] = w
 			added = append(added, w)
 		}
@@ -147,8 +161,9 @@ func (d *Dispatcher) apply(f File) {
 		d.metrics.paused.WithLabelValues(ep.Name).Set(0)
 	}
 	for _, w := range added {
-		d.loops.Add(1)
+		d.loops.Add(2)
 		go d.run(w)
+		go d.takeHandoffs(w)
 	}
 	for name, w := range d.workers {
 		if !keep[name] {
@@ -157,6 +172,8 @@ func (d *Dispatcher) apply(f File) {
 			d.metrics.paused.DeleteLabelValues(name)
 		}
 	}
+	byName := maps.Clone(d.workers)
+	d.byName.Store(&byName)
 }
 
 // drop removes the pending deliveries of the endpoints f does not name.
@@ -209,24 +226,30 @@ func (d *Dispatcher) claim(w *worker) {
 		d.log.Warn("webhooks: could not read the outbox", zap.String("endpoint", ep.Name), zap.Error(err))
 		return
 	}
+	w.backlog.Store(len(batch) == free)
 	for _, dl := range batch {
 		w.slots <- struct{}{}
-		d.loops.Add(1)
-		go func() {
-			defer d.loops.Done()
-			d.deliver(w, dl)
-			<-w.slots
-			// Look for more at once only when half the slots are free, so
-			// that under a backlog a claim takes many deliveries (one
-			// statement on postgres) rather than one per finished attempt.
-			if free := cap(w.slots) - len(w.slots); free >= (cap(w.slots)+1)/2 {
-				select {
-				case w.wake <- struct{}{}:
-				default:
-				}
-			}
-		}()
+		d.attempt(w, dl)
 	}
+}
+
+// attempt delivers dl on a goroutine of its own, in the slot it holds.
+func (d *Dispatcher) attempt(w *worker, dl outbox.Delivery) {
+	d.loops.Add(1)
+	go func() {
+		defer d.loops.Done()
+		d.deliver(w, dl)
+		<-w.slots
+		// Under a backlog, look for more at once, but only when half the
+		// slots are free, so that a claim takes many deliveries (one
+		// statement on postgres) rather than one per finished attempt.
+		if free := cap(w.slots) - len(w.slots); w.backlog.Load() && free >= (cap(w.slots)+1)/2 {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}()
 }
 
 // deliver makes one attempt and records its result.
@@ -236,7 +259,9 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery) {
 	d.metrics.attempts.WithLabelValues(ep.Name, r.outcome, statusClass(r.status)).Inc()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.base), settleTimeout)
 	defer cancel()
-	log := d.log.With(zap.String("endpoint", ep.Name), zap.String("webhook_id", dl.ID), zap.Int("attempt", dl.Attempt))
+	log := func() *zap.Logger { // only a failure logs: no logger is built for a success
+		return d.log.With(zap.String("endpoint", ep.Name), zap.String("webhook_id", dl.ID), zap.Int("attempt", dl.Attempt))
+	}
 	var err error
 	switch {
 	case r.outcome == outcomeDelivered:
@@ -249,20 +274,20 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery) {
 	case dl.Attempt > len(d.cfg.Retries):
 		err = d.box.Bury(ctx, dl, r.reason)
 		d.metrics.deadLettered.WithLabelValues(ep.Name).Inc()
-		log.Warn("webhook dead-lettered after its last attempt", zap.String("outcome", r.outcome),
+		log().Warn("webhook dead-lettered after its last attempt", zap.String("outcome", r.outcome),
 			zap.Int("status", r.status), zap.String("reason", r.reason))
 	default:
 		if r.outcome == outcomeGone && !w.gone.Swap(true) {
 			d.metrics.paused.WithLabelValues(ep.Name).Set(1)
-			log.Warn("webhook endpoint answered 410 Gone: nothing more is sent to it until the webhooks file changes")
+			log().Warn("webhook endpoint answered 410 Gone: nothing more is sent to it until the webhooks file changes")
 		}
 		wait := d.backoff(dl.Attempt, r.retryAfter)
 		err = d.box.Retry(ctx, dl, wait, r.reason)
-		log.Warn("webhook attempt failed", zap.String("outcome", r.outcome), zap.Int("status", r.status),
+		log().Warn("webhook attempt failed", zap.String("outcome", r.outcome), zap.Int("status", r.status),
 			zap.String("reason", r.reason), zap.Duration("retry_in", wait))
 	}
 	if err != nil {
-		log.Warn("webhooks: could not record an attempt's result in the outbox; it will be attempted again", zap.Error(err))
+		log().Warn("webhooks: could not record an attempt's result in the outbox; it will be attempted again", zap.Error(err))
 	}
 }
 

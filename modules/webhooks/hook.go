@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/jackc/pgx/v5"
 	bolt "go.etcd.io/bbolt"
 	"go.opentelemetry.io/otel/propagation"
 
@@ -47,18 +46,18 @@ func HookBolt(s *boltstore.Store, box *outbox.Bolt, d *Dispatcher) {
 }
 
 // HookPostgres makes every plant s creates write its event to box, for
-// the endpoints subscribed at that moment, in the inserting transaction
-// (one statement for a shared insert's plants).
+// the endpoints subscribed at that moment, in the statement that inserts
+// it (one statement for a shared insert's plants), claimed for a handoff
+// to d where it has room (see handoff.go).
 func HookPostgres(s *pgstore.Store, box *outbox.Postgres, d *Dispatcher) {
-	s.OnCreate(func(ctx context.Context, tx pgx.Tx, created []pgstore.Created) error {
-		endpoints := d.Subscribed()
-		if len(endpoints) == 0 {
-			return nil
+	s.OnCreate(box.Hook(d.cfg.lease(), func(creating []pgstore.Creating) ([]outbox.Row, func(map[int64]struct{}, error)) {
+		if len(d.Subscribed()) == 0 {
+			return nil, nil // no event to build
 		}
-		events := make([]outbox.Event, len(created))
-		for i, c := range created {
-			events[i] = EventOf(c.Ctx, c.Plant)
+		plants := make([]plantEvent, len(creating))
+		for i, c := range creating {
+			plants[i] = plantEvent{id: c.Plant.ID, event: EventOf(c.Ctx, c.Plant)}
 		}
-		return box.WriteEvents(ctx, tx, events, endpoints)
-	})
+		return d.planRows(plants)
+	}))
 }

@@ -78,7 +78,10 @@ func newSender(cfg Config, tp trace.TracerProvider) *sender {
 func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
 	// The delivery joins the create's trace: its span's parent is the
 	// create's, carried in the outbox.
-	parent := propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": d.TraceParent})
+	parent := ctx
+	if d.TraceParent != "" {
+		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": d.TraceParent})
+	}
 	ctx, span := s.tracer.Start(parent, "webhook "+EventPlantCreated, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("webhook.endpoint", ep.Name), attribute.String("webhook.id", d.ID),
 			attribute.Int("webhook.attempt", d.Attempt)))

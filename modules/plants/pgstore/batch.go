@@ -194,51 +194,52 @@ func (b *batcher) run(batch []*pendingCreate) {
 }
 
 // insertBatch inserts the batch's plants whose id is free, in one
-// statement, and returns their ids. With a CreateHook, the statement and
-// the hook share a transaction.
+// statement, and returns their ids.
 func (s *Store) insertBatch(ctx context.Context, batch []*pendingCreate) (map[int64]struct{}, error) {
-	ids := make([]int64, len(batch))
-	names := make([]string, len(batch))
-	tags := make([]*string, len(batch))
+	creating := make([]Creating, len(batch))
 	for i, pc := range batch {
-		ids[i], names[i], tags[i] = pc.p.ID, pc.p.Name, pc.p.Tag
+		creating[i] = Creating{Ctx: pc.ctx, Plant: pc.p}
 	}
-	created := make(map[int64]struct{}, len(batch))
-	insert := func(q interface {
-		Query(context.Context, string, ...any) (pgx.Rows, error)
-	}) error {
-		rows, err := q.Query(ctx, batchSQL, ids, names, tags)
-		if err != nil {
-			return err
-		}
-		var id int64
-		_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
-			created[id] = struct{}{}
-			return nil
-		})
-		return err
+	return s.insert(ctx, creating)
+}
+
+// insert inserts the plants whose id is free, with the CreateHook's
+// writes, in one statement, and returns their ids. On an error the ids
+// read so far say nothing: the statement's end (its commit) was not seen.
+func (s *Store) insert(ctx context.Context, creating []Creating) (map[int64]struct{}, error) {
+	ids := make([]int64, len(creating))
+	names := make([]string, len(creating))
+	tags := make([]*string, len(creating))
+	for i, c := range creating {
+		ids[i], names[i], tags[i] = c.Plant.ID, c.Plant.Name, c.Plant.Tag
 	}
-	// On any error the ids read so far say nothing: the hook's transaction
-	// rolled back, or the statement's end (its commit) was never seen.
-	if s.onCreate == nil {
-		if err := insert(s.pool); err != nil {
-			return nil, err
+	sql, args := batchSQL, []any{ids, names, tags}
+	var done func(map[int64]struct{}, error)
+	if s.onCreate != nil {
+		var hookArgs []any
+		if hookArgs, done = s.onCreate.Args(creating); hookArgs != nil {
+			sql, args = s.hookedSQL, append(args, hookArgs...)
 		}
-		return created, nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := insert(tx); err != nil {
-			return err
-		}
-		inserted := make([]Created, 0, len(created))
-		for _, pc := range batch {
-			if _, ok := created[pc.p.ID]; ok {
-				inserted = append(inserted, Created{Ctx: pc.ctx, Plant: pc.p})
-			}
-		}
-		return s.onCreate(ctx, tx, inserted)
-	})
+	created, err := s.query(ctx, sql, args, len(creating))
+	if done != nil {
+		done(created, err)
+	}
+	return created, err
+}
+
+// query runs an insert and collects the ids it returns.
+func (s *Store) query(ctx context.Context, sql string, args []any, n int) (map[int64]struct{}, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
+		return nil, err
+	}
+	created := make(map[int64]struct{}, n)
+	var id int64
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		created[id] = struct{}{}
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	return created, nil

@@ -1,40 +1,45 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
+	"maps"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// The CreateHook writes in the transaction that inserts plants: once for
-// each plant a statement created, never for an identical re-create or a
-// conflict, whether the create ran alone or shared a statement. A hook
-// that fails fails the shared statement, whose creates then run one by
-// one, so that only the one at fault fails and nothing of it is left.
-func TestCreateHookWritesInTheInsertingTransaction(t *testing.T) {
+// The CreateHook writes in the statement that inserts plants: once for
+// each plant the statement created, never for an identical re-create or a
+// conflict, whether the create ran alone or shared a statement, and its
+// done hears exactly those ids. A hook row that fails fails the shared
+// statement, whose creates then run one by one, so that only the one at
+// fault fails and nothing of it is left.
+func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	s := openStore(t, Config{URL: url})
-	if _, err := s.pool.Exec(ctx, `CREATE TABLE test_outbox (id bigint PRIMARY KEY, name text NOT NULL)`); err != nil {
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE test_outbox (id bigint PRIMARY KEY, name text NOT NULL CHECK (name <> 'refused'))`); err != nil {
 		t.Fatal(err)
 	}
-	boom := errors.New("boom")
-	s.OnCreate(func(ctx context.Context, tx pgx.Tx, created []Created) error {
-		ids, names := make([]int64, len(created)), make([]string, len(created))
-		for i, c := range created {
-			p := c.Plant
-			if p.Name == "refused" {
-				return boom
+	var mu sync.Mutex
+	var told []int64 // the ids done heard of, from statements that ended well
+	s.OnCreate(CreateHook{
+		SQL: `INSERT INTO test_outbox SELECT c.id, n.name FROM created c JOIN unnest($1::bigint[], $2::text[]) AS n(id, name) ON n.id = c.id`,
+		Args: func([]Creating) ([]any, func(map[int64]struct{}, error)) {
+			return []any{}, func(created map[int64]struct{}, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					told = append(told, slices.Collect(maps.Keys(created))...)
+				}
 			}
-			ids[i], names[i] = p.ID, p.Name
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO test_outbox SELECT * FROM unnest($1::bigint[], $2::text[])`, ids, names)
-		return err
+		},
 	})
 
 	fern := plant.Plant{ID: 10, Name: "fern"}
@@ -46,9 +51,9 @@ func TestCreateHookWritesInTheInsertingTransaction(t *testing.T) {
 		{ID: 12, Name: "refused"},
 		{ID: 13, Name: "palm"},
 	})
-	want := []error{nil, nil, nil, plant.ErrConflict, boom, nil}
+	want := []error{nil, nil, nil, plant.ErrConflict, errRefused, nil}
 	for i := range want {
-		if !errors.Is(errs[i], want[i]) || (want[i] == nil && errs[i] != nil) {
+		if !sameError(errs[i], want[i]) {
 			t.Errorf("create %d = %v, want %v", i, errs[i], want[i])
 		}
 	}
@@ -64,10 +69,10 @@ func TestCreateHookWritesInTheInsertingTransaction(t *testing.T) {
 		{plant.Plant{ID: 30, Name: "oak"}, plant.Created, nil},
 		{plant.Plant{ID: 30, Name: "oak"}, plant.Unchanged, nil},
 		{plant.Plant{ID: 30, Name: "elm"}, 0, plant.ErrConflict},
-		{plant.Plant{ID: 31, Name: "refused"}, 0, boom},
+		{plant.Plant{ID: 31, Name: "refused"}, 0, errRefused},
 	} {
 		res, err := s.Create(ctx, w.p)
-		if res != w.res || !errors.Is(err, w.err) || (w.err == nil && err != nil) {
+		if res != w.res || !sameError(err, w.err) {
 			t.Errorf("Create(%+v) = %v, %v; want %v, %v", w.p, res, err, w.res, w.err)
 		}
 	}
@@ -80,8 +85,13 @@ func TestCreateHookWritesInTheInsertingTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 1 and 2 are the creates that held the lanes busy.
-	if wantIDs := []int64{1, 2, 10, 11, 13, 30}; !slices.Equal(got, wantIDs) {
+	wantIDs := []int64{1, 2, 10, 11, 13, 30}
+	if !slices.Equal(got, wantIDs) {
 		t.Fatalf("the hook wrote entries for %v, want %v", got, wantIDs)
+	}
+	slices.Sort(told)
+	if !slices.Equal(told, wantIDs) {
+		t.Fatalf("done was told of %v, want %v", told, wantIDs)
 	}
 	for _, id := range []int64{12, 31} {
 		if _, err := s.Get(ctx, id); !errors.Is(err, plant.ErrNotFound) {
@@ -125,17 +135,33 @@ func TestIdenticalRecreateLeavesTheRowAlone(t *testing.T) {
 }
 
 // A shared statement whose hook fails in a way that is no fault of its rows
-// (here a deadline, as a dropped connection or a serialization failure
+// (here a serialization failure, as a dropped connection or a deadline
 // would be) rolls back whole: no create of it is answered Created, each is
-// answered unavailable (a 503, safe to retry), and nothing is stored.
+// answered unavailable (a 503, safe to retry), nothing is stored, and the
+// hook's done hears the error.
 func TestCreateHookUnavailableFailsTheWholeBatch(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	s := openStore(t, Config{URL: url})
-	s.OnCreate(func(_ context.Context, _ pgx.Tx, created []Created) error {
-		if len(created) > 1 { // the shared statement; the lanes' lone creates pass
-			return context.DeadlineExceeded
-		}
-		return nil
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE test_outbox (id bigint PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `CREATE FUNCTION test_not_now(n int) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+	IF n > 1 THEN RAISE EXCEPTION 'not now' USING ERRCODE = 'serialization_failure'; END IF;
+	RETURN true;
+END $$`); err != nil {
+		t.Fatal(err)
+	}
+	var failures atomic.Int64
+	s.OnCreate(CreateHook{ // the shared statement fails; the lanes' lone creates pass
+		SQL: `INSERT INTO test_outbox SELECT id FROM created WHERE test_not_now(cardinality($1::bigint[]))`,
+		Args: func([]Creating) ([]any, func(map[int64]struct{}, error)) {
+			return []any{}, func(_ map[int64]struct{}, err error) {
+				if err != nil {
+					failures.Add(1)
+				}
+			}
+		},
 	})
 	batch := []plant.Plant{{ID: 20, Name: "a"}, {ID: 21, Name: "b"}, {ID: 22, Name: "c"}}
 	for i, err := range createBehindBusyLanes(t, s, url, batch) {
@@ -148,4 +174,23 @@ func TestCreateHookUnavailableFailsTheWholeBatch(t *testing.T) {
 			t.Errorf("Get(%d) after the rolled-back statement = %v, want ErrNotFound", p.ID, err)
 		}
 	}
+	if n := failures.Load(); n != 1 {
+		t.Errorf("done heard %d failed statements, want the shared one", n)
+	}
+}
+
+// errRefused stands for the check violation of a refused plant's row.
+var errRefused = &pgconn.PgError{Code: "23514"}
+
+// sameError reports whether err is want: nil for nil, a PgError of the
+// same code, or errors.Is.
+func sameError(err, want error) bool {
+	var wantPg, pgErr *pgconn.PgError
+	switch {
+	case want == nil:
+		return err == nil
+	case errors.As(want, &wantPg):
+		return errors.As(err, &pgErr) && pgErr.Code == wantPg.Code
+	}
+	return errors.Is(err, want)
 }

@@ -67,31 +67,50 @@ type Store struct {
 	// cannot, such as a network that drops packets.
 	callTimeout time.Duration
 	creates     *batcher
-	onCreate    CreateHook // nil: a create inserts the plant only
+	onCreate    *CreateHook // nil: a create inserts the plant only
+	hookedSQL   string      // batchSQL with onCreate's SQL
 }
 
 // CreateHook writes what goes with newly created plants (an outbox entry
-// announcing each, say) in the transaction that inserts them, so that both
-// commit or neither does. created holds the plants the statement inserted,
-// never an identical re-create or a conflict; a batch passes its plants in
-// one call, so the hook can write them in one statement too. An error from
-// it fails the statement: its creates are then run one by one, so that
-// only the one at fault fails. Without a hook a create is a statement in a
-// transaction of its own; with one, BEGIN and COMMIT add a round trip.
-type CreateHook func(ctx context.Context, tx pgx.Tx, created []Created) error
+// announcing each, say) in the very statement that inserts them, so that
+// both commit or neither does, and a create still costs one round trip.
+//
+// The store runs
+//
+//	WITH created AS (INSERT INTO plants ... RETURNING id), hook AS (<SQL>) SELECT id FROM created
+//
+// so SQL is a data-modifying statement (an INSERT ... SELECT, say) that
+// finds the ids of the plants the statement inserted in the relation
+// created(id): never an identical re-create or a conflict. $1, $2 and $3
+// are the plants' ids, names and tags (arrays); the hook's own
+// placeholders start at $4.
+//
+// Args gives their values for the plants the statement may insert (nil:
+// write nothing, run the insert alone), and done, unless nil, is told how
+// the statement ended: the ids it inserted, or an error, after which it
+// may or may not have committed. A statement that fails, for a row of the
+// hook's, say, is run again one create at a time (each with Args and done
+// of its own), so that only the one at fault fails.
+type CreateHook struct {
+	SQL  string
+	Args func(creating []Creating) (args []any, done func(created map[int64]struct{}, err error))
+}
 
-// Created is a plant a statement inserted, with the context of the create
-// that asked for it: a shared statement runs in the first caller's
+// Creating is a plant a statement may insert, with the context of the
+// create that asked for it: a shared statement runs in the first caller's
 // context, and what the hook writes for each plant (an event's trace
 // parent) belongs to that plant's own request.
-type Created struct {
+type Creating struct {
 	Ctx   context.Context
 	Plant plant.Plant
 }
 
 // OnCreate sets the store's CreateHook. Call it before the first create
 // (before Start): the create lanes read it without a lock.
-func (s *Store) OnCreate(h CreateHook) { s.onCreate = h }
+func (s *Store) OnCreate(h CreateHook) {
+	s.onCreate = &h
+	s.hookedSQL = "WITH created AS (" + batchSQL + "), hook AS (" + h.SQL + ") SELECT id FROM created"
+}
 
 // New returns a store on a connection pool. It does not connect: the pool
 // opens connections on demand, and Migrate is the first to need one.
@@ -215,22 +234,16 @@ func (s *Store) createOne(ctx context.Context, p plant.Plant) (plant.CreateResul
 	}
 }
 
-// insertOne inserts p unless its id is taken, and reports whether it did.
-// With a CreateHook, the insert and the hook share a transaction.
+// insertOne inserts p unless its id is taken, and reports whether it did:
+// with a CreateHook, in the statement a batch would use.
 func (s *Store) insertOne(ctx context.Context, p plant.Plant) (inserted bool, err error) {
 	if s.onCreate == nil {
 		tag, err := s.pool.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
 		return err == nil && tag.RowsAffected() == 1, err
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		inserted = true
-		return s.onCreate(ctx, tx, []Created{{Ctx: ctx, Plant: p}})
-	})
-	return inserted && err == nil, err
+	created, err := s.insert(ctx, []Creating{{Ctx: ctx, Plant: p}})
+	_, inserted = created[p.ID]
+	return inserted, err
 }
 
 // Get implements plant.Store.

@@ -58,6 +58,23 @@ type Event struct {
 	TraceParent string
 }
 
+// Row is one event for one endpoint, as a create writes it. A Leased row
+// is written claimed by its writer, which attempts it at once (see
+// Postgres.Hook).
+type Row struct {
+	ID       string // the webhook-id: NewID()
+	Plant    int64  // the plant the event announces
+	Endpoint string
+	Event    Event
+	Leased   bool
+}
+
+// Delivery is the leased row's first attempt, created at the given time.
+func (r Row) Delivery(created time.Time) Delivery {
+	return Delivery{ID: r.ID, Endpoint: r.Endpoint, Body: r.Event.Body, TraceParent: r.Event.TraceParent,
+		CreatedAt: created, Attempt: 1}
+}
+
 // Outbox is where deliveries wait.
 type Outbox interface {
 	// Claim leases at most max of endpoint's deliveries that are due. A

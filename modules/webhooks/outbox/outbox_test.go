@@ -16,6 +16,7 @@ import (
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/outbox"
 )
 
@@ -46,21 +47,46 @@ func boltHarness(t *testing.T) harness {
 }
 
 func postgresHarness(t *testing.T) harness {
+	s, box, next := hookedPostgres(t, hour)
+	var plants int64
+	return harness{box: box, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
+		t.Helper()
+		*next = planned{event: ev, endpoints: endpoints}
+		plants++
+		if res, err := s.Create(ctx, plant.Plant{ID: plants, Name: "plant"}); res != plant.Created || err != nil {
+			t.Fatalf("Create = %v, %v", res, err)
+		}
+	}}
+}
+
+// planned is what the next create's hook writes: its event for each of
+// endpoints, leased or not.
+type planned struct {
+	event     outbox.Event
+	endpoints []string
+	leased    bool
+}
+
+// hookedPostgres is a postgres store whose creates write, through the
+// outbox's hook, the rows *next plans (creates run one at a time here).
+func hookedPostgres(t *testing.T, lease time.Duration) (*pgstore.Store, *outbox.Postgres, *planned) {
 	s, err := pgstore.Open(ctx, pgstore.Config{URL: pgtest.NewDatabase(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
 	box := outbox.NewPostgres(s.Pool())
-	return harness{box: box, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
-		t.Helper()
-		err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
-			return box.WriteEvents(ctx, tx, []outbox.Event{ev}, endpoints)
-		})
-		if err != nil {
-			t.Fatal(err)
+	next := &planned{}
+	s.OnCreate(box.Hook(lease, func(creating []pgstore.Creating) ([]outbox.Row, func(map[int64]struct{}, error)) {
+		var rows []outbox.Row
+		for _, c := range creating {
+			for _, ep := range next.endpoints {
+				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant.ID, Endpoint: ep, Event: next.event, Leased: next.leased})
+			}
 		}
-	}}
+		return rows, nil
+	}))
+	return s, box, next
 }
 
 var harnesses = map[string]func(t *testing.T) harness{"bolt": boltHarness, "postgres": postgresHarness}
@@ -302,5 +328,58 @@ func TestPostgresLeasesAcrossReplicas(t *testing.T) {
 	}
 	if dead, _ := h.box.DeadLetters(ctx, "b", 10); len(dead) != 0 {
 		t.Fatalf("the late Bury of a lost lease buried it: %+v", dead)
+	}
+}
+
+// A leased row is written as its writer's claim: attempt 1, claimed by no
+// one else until its lease passes (its writer died), and settled like any
+// claimed delivery. A create that inserts no plant (an identical re-create)
+// writes no row.
+func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	s, box, next := hookedPostgres(t, lease)
+	create := func(id int64, ev outbox.Event, leased bool, endpoints ...string) {
+		t.Helper()
+		*next = planned{event: ev, endpoints: endpoints, leased: leased}
+		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "plant"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(1, event(1), true, "a")
+	create(2, event(2), false, "a")
+	create(1, event(3), false, "a") // identical re-create: no row
+	due := claim(t, box, "a", 10, hour)
+	if len(due) != 1 || string(due[0].Body) != string(event(2).Body) || due[0].Attempt != 1 {
+		t.Fatalf("claimed %+v, want only the row written due, attempt 1", due)
+	}
+	time.Sleep(2 * lease) // the writer "died" holding the lease
+	late := claim(t, box, "a", 10, hour)
+	if len(late) != 1 || string(late[0].Body) != string(event(1).Body) || late[0].Attempt != 2 {
+		t.Fatalf("after the lease claimed %+v, want the leased row at attempt 2", late)
+	}
+
+	// The writer settles its rows as Row.Delivery describes them.
+	create(3, event(4), true, "b")
+	rows, err := s.Pool().Query(ctx, `SELECT id FROM webhook_deliveries WHERE endpoint = 'b'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	mine := outbox.Row{ID: id, Plant: 3, Endpoint: "b", Event: event(4), Leased: true}.Delivery(time.Now())
+	if err := box.Retry(ctx, mine, 0, "answered 500"); err != nil {
+		t.Fatal(err)
+	}
+	again := claim(t, box, "b", 10, hour)
+	if len(again) != 1 || again[0].ID != id || again[0].Attempt != 2 {
+		t.Fatalf("after the writer's Retry claimed %+v, want %s attempt 2", again, id)
+	}
+	if err := box.Delivered(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if stats, _ := box.Stats(ctx); stats["b"].Pending != 0 || stats["a"].Pending != 2 {
+		t.Fatalf("stats = %+v, want b settled and a's 2 pending", stats)
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
 )
 
 // Postgres is the outbox in the plants database (pgstore migration 0003),
@@ -22,8 +24,15 @@ type Postgres struct {
 func NewPostgres(pool *pgxpool.Pool) *Postgres { return &Postgres{pool: pool} }
 
 const (
-	pgInsertSQL = `INSERT INTO webhook_deliveries (id, endpoint, body, traceparent)
-SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[])`
+	// pgWriteSQL is the CreateHook's part of the statement that inserts
+	// plants (created(id) names the plants it inserted): a leased row is
+	// written as its writer's claim, attempt 1 until $10 seconds from now.
+	pgWriteSQL = `INSERT INTO webhook_deliveries (id, endpoint, body, traceparent, attempts, next_attempt_at)
+SELECT e.id, e.endpoint, e.body, e.traceparent, e.leased::int,
+       CASE WHEN e.leased THEN now() + make_interval(secs => $10) ELSE now() END
+FROM unnest($4::bigint[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bool[])
+     AS e(plant, id, endpoint, body, traceparent, leased)
+JOIN created ON created.id = e.plant`
 	pgClaimSQL = `UPDATE webhook_deliveries d
 SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $3)
 FROM (SELECT id FROM webhook_deliveries
@@ -32,8 +41,13 @@ FROM (SELECT id FROM webhook_deliveries
       FOR UPDATE SKIP LOCKED) due
 WHERE d.id = due.id
 RETURNING d.id, d.body, d.traceparent, d.created_at, d.attempts`
-	pgDeliveredSQL = `DELETE FROM webhook_deliveries WHERE id = ANY($1) AND dead_at IS NULL`
-	pgRetrySQL     = `UPDATE webhook_deliveries
+	// pgDeliveredSQL joins the ids rather than testing "id = ANY($1)":
+	// with that, the generic plan of a prepared statement ANDs the primary
+	// key with the whole partial due index (whose predicate dead_at IS NULL
+	// matches), reading every pending row's entry to delete a few.
+	pgDeliveredSQL = `DELETE FROM webhook_deliveries d USING unnest($1::text[]) AS u(id)
+WHERE d.id = u.id AND d.dead_at IS NULL`
+	pgRetrySQL = `UPDATE webhook_deliveries
 SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4
 WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
 	pgBurySQL = `UPDATE webhook_deliveries SET dead_at = now(), last_error = $3
@@ -48,22 +62,29 @@ WHERE id = $1 AND dead_at IS NOT NULL`
 FROM webhook_deliveries GROUP BY endpoint`
 )
 
-// WriteEvents inserts each event for each endpoint, in one statement in tx:
-// the CreateHook's work, in the transaction that inserts the plants.
-func (o *Postgres) WriteEvents(ctx context.Context, tx pgx.Tx, events []Event, endpoints []string) error {
-	n := len(events) * len(endpoints)
-	if n == 0 {
-		return nil
-	}
-	ids, eps, bodies, parents := make([]string, 0, n), make([]string, 0, n), make([][]byte, 0, n), make([]string, 0, n)
-	for _, ev := range events {
-		for _, ep := range endpoints {
-			ids, eps = append(ids, NewID()), append(eps, ep)
-			bodies, parents = append(bodies, ev.Body), append(parents, ev.TraceParent)
+// Hook is the CreateHook that writes, in the statement that inserts
+// plants, the rows plan gives for them: so a plant is never stored without
+// its events, nor an event without its plant. A row whose plant the
+// statement did not insert (an identical re-create, a conflict) is not
+// written. A leased row is written already claimed by its writer, for
+// lease, which then attempts it without a claim of its own: a round trip
+// and a row version fewer per event. plan's written, unless nil, is told
+// how the statement ended (see pgstore.CreateHook).
+func (o *Postgres) Hook(lease time.Duration, plan func([]pgstore.Creating) (rows []Row, written func(created map[int64]struct{}, err error))) pgstore.CreateHook {
+	return pgstore.CreateHook{SQL: pgWriteSQL, Args: func(creating []pgstore.Creating) ([]any, func(map[int64]struct{}, error)) {
+		rows, written := plan(creating)
+		if len(rows) == 0 {
+			return nil, written
 		}
-	}
-	_, err := tx.Exec(ctx, pgInsertSQL, ids, eps, bodies, parents)
-	return err
+		n := len(rows)
+		plants, ids, endpoints := make([]int64, n), make([]string, n), make([]string, n)
+		bodies, parents, leased := make([][]byte, n), make([]string, n), make([]bool, n)
+		for i, r := range rows {
+			plants[i], ids[i], endpoints[i] = r.Plant, r.ID, r.Endpoint
+			bodies[i], parents[i], leased[i] = r.Event.Body, r.Event.TraceParent, r.Leased
+		}
+		return []any{plants, ids, endpoints, bodies, parents, leased, lease.Seconds()}, written
+	}}
 }
 
 // Claim implements Outbox.

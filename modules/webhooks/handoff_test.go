@@ -1,0 +1,148 @@
+package webhooks
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// startPostgresSender is a real postgres store hooked to a running
+// dispatcher. Its poll interval is an hour: past the claim at start, only
+// a handoff (or a claim under a backlog) can bring an event to a receiver.
+func startPostgresSender(t *testing.T, cfg Config, eps ...Endpoint) (*pgstore.Store, *Dispatcher) {
+	t.Helper()
+	s, err := pgstore.Open(ctx, pgstore.Config{URL: pgtest.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PollInterval = time.Hour
+	box := outbox.NewPostgres(s.Pool())
+	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
+	HookPostgres(s, box, d)
+	if err := d.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_ = d.Stop(stop)
+		_ = s.Close()
+	})
+	return s, d
+}
+
+// attemptsOfRows counts the outbox's rows by their attempts column: 1 for a
+// row written claimed (a handoff), 0 for one written due.
+func attemptsOfRows(t *testing.T, s *pgstore.Store) map[int]int {
+	t.Helper()
+	rows, err := s.Pool().Query(ctx, `SELECT attempts, count(*) FROM webhook_deliveries GROUP BY attempts`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]int{}
+	var attempts, n int
+	if _, err := pgx.ForEachRow(rows, []any{&attempts, &n}, func() error { got[attempts] = n; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// A create on postgres hands its events to the dispatcher: they reach the
+// receiver at once, with no poll, as attempt 1 of rows written claimed,
+// and leave the outbox once delivered.
+func TestPostgresCreatesHandTheirEventsToTheDispatcher(t *testing.T) {
+	secret := webhookstest.NewSecret()
+	r := webhookstest.NewReceiver(t, secret)
+	s, _ := startPostgresSender(t, testConfig(), endpoint(t, "crm", r.URL, secret))
+	for i := range 10 {
+		if res, err := s.Create(ctx, plant.Plant{ID: int64(i), Name: "p"}); res != plant.Created || err != nil {
+			t.Fatalf("Create = %v, %v", res, err)
+		}
+	}
+	waitFor(t, r, "the 10 events, with no poll", func([]webhookstest.Request) bool { return len(r.Delivered()) == 10 })
+	for _, req := range r.Requests() {
+		if !req.Verified {
+			t.Errorf("request %s did not verify", req.ID)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(attemptsOfRows(t, s)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("rows left in the outbox after delivery: %v", attemptsOfRows(t, s))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Handoffs wait for at most the endpoint's concurrency of slots: past that
+// room, rows are written due, for the claims. A stop gives back both the
+// attempt it cuts off and the handoff still waiting, due at once.
+func TestHandoffsAreBoundedAndGivenBackAtTheStop(t *testing.T) {
+	secret := webhookstest.NewSecret()
+	r := webhookstest.NewReceiver(t, secret)
+	hold := make(chan struct{})
+	defer close(hold)
+	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
+		<-hold
+		return http.StatusOK, nil
+	})
+	cfg := testConfig()
+	cfg.Concurrency = 1
+	cfg.Timeout = time.Minute
+	s, d := startPostgresSender(t, cfg, endpoint(t, "crm", r.URL, secret))
+	create := func(id int64) {
+		t.Helper()
+		if res, err := s.Create(ctx, plant.Plant{ID: id, Name: "p"}); res != plant.Created || err != nil {
+			t.Fatalf("Create = %v, %v", res, err)
+		}
+	}
+	create(1)
+	w := (*d.byName.Load())["crm"]
+	for deadline := time.Now().Add(20 * time.Second); len(w.slots) == 0 || w.reserved.Load() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first event is not in flight")
+		}
+	}
+	for id := range int64(4) {
+		create(2 + id)
+	}
+	// One in flight, one waiting for the slot; three written due.
+	if got := attemptsOfRows(t, s); got[1] != 2 || got[0] != 3 || len(got) != 2 {
+		t.Fatalf("rows by attempts = %v, want 2 written claimed and 3 due", got)
+	}
+
+	stop, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := d.Stop(stop); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := d.box.Claim(ctx, "crm", 10, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAttempt := map[int]int{}
+	for _, dl := range claimed {
+		byAttempt[dl.Attempt]++
+	}
+	if len(claimed) != 5 || byAttempt[2] != 2 || byAttempt[1] != 3 {
+		t.Fatalf("after the stop claimed %d by attempt %v, want all 5 due: the 2 handoffs as attempt 2", len(claimed), byAttempt)
+	}
+}
