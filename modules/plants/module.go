@@ -64,7 +64,7 @@ var Module = fx.Module("plants",
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
 // and the chosen store's concrete type for what only that store can do (a
-// CreateHook that writes in the creating transaction, for the webhook
+// CreateHook that writes in the creating transaction or statement, for the webhook
 // outbox). Exactly one of Bolt and Postgres is set when that store is
 // chosen; the other is nil, as both are with the memory store.
 type Stores struct {

@@ -32,5 +32,5 @@ func (b *batcher) start() {
 
 // Pool is the store's connection pool, for what another module keeps in
 // the same database: the webhook outbox, whose table migration 0003 makes
-// and whose rows the CreateHook writes in the plant's own transaction.
+// and whose rows the CreateHook writes in the statement inserting the plant.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
