@@ -41,3 +41,15 @@ func (s *Store) ViewOnDisk(fn func(tx *bolt.Tx) error) (onDisk bool, err error) 
 	})
 	return onDisk, err
 }
+
+// ViewDurable runs fn in a read transaction with durableTx, the id of the
+// last transaction known to be on disk: what a later one wrote (the
+// transaction fn sees may be one) could still be undone by a crash. A
+// reader that acts outside the file, as a webhook sender does, records the
+// writing transaction's id (tx.ID() in Update) beside its data and acts
+// only on data written at or below durableTx. Unlike ViewOnDisk it never
+// has to wait: under a steady stream of writes the newest commit is nearly
+// always still syncing, but what came before it is on disk.
+func (s *Store) ViewDurable(fn func(tx *bolt.Tx, durableTx int) error) error {
+	return s.db.View(func(tx *bolt.Tx) error { return fn(tx, int(s.writes.durable.Load())) })
+}

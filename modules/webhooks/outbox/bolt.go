@@ -45,6 +45,10 @@ type boltRecord struct {
 	Attempts    int    `json:"attempts"`
 	LastError   string `json:"last_error,omitempty"`
 	Died        int64  `json:"died,omitempty"` // dead letters: Unix nanoseconds
+	// Tx is the id of the transaction that filed a pending delivery: it is
+	// claimed only once that transaction is on disk (0: filed before this
+	// field was, by a process since gone, so on disk).
+	Tx int `json:"tx,omitempty"`
 }
 
 // A pending delivery's value is its creation time (8 bytes, big-endian Unix
@@ -86,7 +90,7 @@ func (o *Bolt) WriteEvent(tx *bolt.Tx, ev Event, endpoints []string) error {
 	b := tx.Bucket(boltstore.OutboxBucket)
 	now := o.now()
 	for _, ep := range endpoints {
-		r := boltRecord{ID: NewID(), Endpoint: ep, Body: ev.Body, TraceParent: ev.TraceParent, Created: now.UnixNano()}
+		r := boltRecord{ID: NewID(), Endpoint: ep, Body: ev.Body, TraceParent: ev.TraceParent, Created: now.UnixNano(), Tx: tx.ID()}
 		v, err := pendingValue(r)
 		if err != nil {
 			return err
@@ -107,7 +111,7 @@ func (o *Bolt) Claim(_ context.Context, endpoint string, max int, lease time.Dur
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []Delivery
-	_, err := o.store.ViewOnDisk(func(tx *bolt.Tx) error {
+	err := o.store.ViewDurable(func(tx *bolt.Tx, durableTx int) error {
 		prefix := append([]byte(endpoint), 0)
 		due := pendingKey(endpoint, now, "\xff")
 		c := tx.Bucket(boltstore.OutboxBucket).Cursor()
@@ -115,6 +119,9 @@ func (o *Bolt) Claim(_ context.Context, endpoint string, max int, lease time.Dur
 			r, err := decodePending(k, v)
 			if err != nil {
 				return err
+			}
+			if r.Tx > durableTx { // a crash could still undo its filing: not yet
+				continue
 			}
 			if until, ok := o.leased[r.ID]; ok && now.Before(until) {
 				continue
@@ -165,7 +172,7 @@ func (o *Bolt) Retry(ctx context.Context, d Delivery, after time.Duration, reaso
 		if err != nil || r == nil {
 			return err
 		}
-		r.Attempts, r.LastError = d.Attempt, reason
+		r.Attempts, r.LastError, r.Tx = d.Attempt, reason, tx.ID()
 		v, err := pendingValue(*r)
 		if err != nil {
 			return err
@@ -241,7 +248,7 @@ func (o *Bolt) Redeliver(ctx context.Context, id string) error {
 		if err := json.Unmarshal(v, &r); err != nil {
 			return err
 		}
-		r.Attempts, r.LastError, r.Died = 0, "", 0
+		r.Attempts, r.LastError, r.Died, r.Tx = 0, "", 0, tx.ID()
 		nv, err := pendingValue(r)
 		if err != nil {
 			return err

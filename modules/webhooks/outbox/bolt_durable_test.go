@@ -1,0 +1,74 @@
+package outbox
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// A delivery is claimed once the transaction that filed it is on disk,
+// and not before: one filed by a transaction past the last synced one (its
+// Tx set ahead here, as a commit still syncing would leave it) waits. The
+// claims run while a stream of creates keeps commits going, as under load,
+// when the newest commit is often still syncing: what is on disk is
+// claimed all the same.
+func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
+	ctx := context.Background()
+	s, err := boltstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	box := NewBolt(s)
+
+	stop := make(chan struct{})
+	var stream sync.WaitGroup
+	for w := range 8 {
+		stream.Go(func() {
+			for i := int64(0); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.Create(ctx, plant.Plant{ID: int64(w)<<32 | i, Name: "stream"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	defer func() { close(stop); stream.Wait() }()
+
+	for round := range 20 {
+		err := s.Update(ctx, func(tx *bolt.Tx) error {
+			if err := box.WriteEvent(tx, Event{Body: []byte(`{"id":1,"name":"on disk"}`)}, []string{"a"}); err != nil {
+				return err
+			}
+			now := time.Now()
+			r := boltRecord{ID: NewID(), Endpoint: "a", Body: []byte(`{"id":2,"name":"not yet"}`), Created: now.UnixNano(), Tx: tx.ID() + 1<<30}
+			v, err := pendingValue(r)
+			if err != nil {
+				return err
+			}
+			return tx.Bucket(boltstore.OutboxBucket).Put(pendingKey("a", now, r.ID), v)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Update returned: its transaction is on disk.
+		got, err := box.Claim(ctx, "a", 10, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || string(got[0].Body) != `{"id":1,"name":"on disk"}` {
+			t.Fatalf("round %d: claimed %d deliveries %v, want only the one on disk", round, len(got), got)
+		}
+	}
+}
