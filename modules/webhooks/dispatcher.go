@@ -79,6 +79,7 @@ type worker struct {
 	// backlog says the last claim took all it asked for, so more may be
 	// due: only then does a freed slot claim before the next poll.
 	backlog atomic.Bool
+	claims  atomic.Int64  // claims run, for tests
 	stop    chan struct{} // the endpoint left the file
 
 	// handoff holds deliveries that creates wrote already claimed for this
@@ -227,9 +228,17 @@ func (d *Dispatcher) claim(w *worker) {
 		return
 	}
 	w.backlog.Store(len(batch) == free)
-	for _, dl := range batch {
-		w.slots <- struct{}{}
-		d.attempt(w, dl)
+	w.claims.Add(1)
+	for i, dl := range batch {
+		select {
+		case w.slots <- struct{}{}: // a handoff may have taken a slot meanwhile
+			d.attempt(w, dl)
+		case <-d.stopping:
+			for _, rest := range batch[i:] {
+				d.giveBack(rest, "interrupted by shutdown")
+			}
+			return
+		}
 	}
 }
 
