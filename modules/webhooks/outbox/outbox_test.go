@@ -336,7 +336,7 @@ func TestPostgresLeasesAcrossReplicas(t *testing.T) {
 // claimed delivery. A create that inserts no plant (an identical re-create)
 // writes no row.
 func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
-	const lease = 300 * time.Millisecond
+	const lease = 2 * time.Second // far longer than a create and a claim, even on a loaded machine
 	s, box, next := hookedPostgres(t, lease)
 	create := func(id int64, ev outbox.Event, leased bool, endpoints ...string) {
 		t.Helper()
@@ -352,8 +352,8 @@ func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
 	if len(due) != 1 || string(due[0].Body) != string(event(2).Body) || due[0].Attempt != 1 {
 		t.Fatalf("claimed %+v, want only the row written due, attempt 1", due)
 	}
-	time.Sleep(2 * lease) // the writer "died" holding the lease
-	late := claim(t, box, "a", 10, hour)
+	// The writer "died" holding the lease: once it passes, the row is due.
+	late := claimSoonAfter(t, box, "a", lease)
 	if len(late) != 1 || string(late[0].Body) != string(event(1).Body) || late[0].Attempt != 2 {
 		t.Fatalf("after the lease claimed %+v, want the leased row at attempt 2", late)
 	}
@@ -401,4 +401,17 @@ func TestIDsSortInTheOrderTheyWereMade(t *testing.T) {
 		}
 		seen[id] = true
 	}
+}
+
+// claimSoonAfter waits out wait, then claims until something comes.
+func claimSoonAfter(t *testing.T, box outbox.Outbox, endpoint string, wait time.Duration) []outbox.Delivery {
+	t.Helper()
+	time.Sleep(wait)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got := claim(t, box, endpoint, 10, hour); len(got) > 0 {
+			return got
+		}
+	}
+	t.Fatalf("nothing of %s's was due within 20s of its lease", endpoint)
+	return nil
 }
