@@ -11,8 +11,8 @@ import (
 // The webhook outbox's buckets, made by migration 2. The store writes
 // nothing into them itself: the webhooks module's CreateHook writes a
 // delivery into OutboxBucket in the transaction that creates the plant, and
-// its dispatcher reads and settles deliveries through ViewOnDisk and
-// Update. Their keys and values are that module's format.
+// its dispatcher claims deliveries through ViewDurable, reads its listings
+// through ViewOnDisk, and settles deliveries through Update. Their keys and values are that module's format.
 var (
 	OutboxBucket     = []byte("webhook_outbox")
 	DeadLetterBucket = []byte("webhook_dead_letters")
