@@ -114,6 +114,12 @@ func startServer(t *testing.T, cfg config, opts ...fx.Option) *testServer {
 		// A connection the client dialed but never used counts as active
 		// for http.Server.Shutdown for 5 seconds; close them first.
 		client.CloseIdleConnections()
+		// So are those of the CLI runs (runCLI), whose client uses
+		// http.DefaultTransport: a real CLI's exit closes them, an
+		// in-process run leaves them open, and a connection dialed for
+		// an import's request that another connection served first made
+		// the stop wait out its 5 seconds (a CI run's TestMoveBoltToPostgres).
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := app.Stop(ctx); err != nil {
