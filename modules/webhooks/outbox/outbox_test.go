@@ -390,7 +390,7 @@ func TestIDsSortInTheOrderTheyWereMade(t *testing.T) {
 	first := outbox.NewID()
 	time.Sleep(2 * time.Millisecond)
 	second := outbox.NewID()
-	if !(first < second) {
+	if first >= second {
 		t.Fatalf("%s made before %s sorts after it", first, second)
 	}
 	seen := map[string]bool{}
