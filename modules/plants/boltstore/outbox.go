@@ -11,8 +11,8 @@ import (
 // The webhook outbox's buckets, made by migration 2. The store writes
 // nothing into them itself: the webhooks module's CreateHook writes a
 // delivery into OutboxBucket in the transaction that creates the plant, and
-// its dispatcher claims deliveries through ViewDurable, reads its listings
-// through ViewOnDisk, and settles deliveries through Update. Their keys and values are that module's format.
+// its dispatcher reads deliveries through ViewDurable and settles them
+// through Update. Their keys and values are that module's format.
 var (
 	OutboxBucket     = []byte("webhook_outbox")
 	DeadLetterBucket = []byte("webhook_dead_letters")
@@ -27,29 +27,15 @@ func (s *Store) Update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	return err
 }
 
-// ViewOnDisk runs fn in a read transaction, only when what that transaction
-// sees is on disk; otherwise it runs nothing and reports false (the last
-// commit's sync is finishing: look again shortly). A reader that acts
-// outside the file, as a webhook sender does, must not act on a commit that
-// a crash could still undo.
-func (s *Store) ViewOnDisk(fn func(tx *bolt.Tx) error) (onDisk bool, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		if onDisk = s.writes.onDisk(tx); !onDisk {
-			return nil
-		}
-		return fn(tx)
-	})
-	return onDisk, err
-}
-
 // ViewDurable runs fn in a read transaction with durableTx, the id of the
 // last transaction known to be on disk: what a later one wrote (the
 // transaction fn sees may be one) could still be undone by a crash. A
 // reader that acts outside the file, as a webhook sender does, records the
 // writing transaction's id (tx.ID() in Update) beside its data and acts
-// only on data written at or below durableTx. Unlike ViewOnDisk it never
-// has to wait: under a steady stream of writes the newest commit is nearly
-// always still syncing, but what came before it is on disk.
+// only on data written at or below durableTx. It never waits: under a
+// steady stream of writes the newest commit is nearly always still
+// syncing (bbolt lets readers see a commit before its final fdatasync
+// returns), but what came before it is on disk.
 func (s *Store) ViewDurable(fn func(tx *bolt.Tx, durableTx int) error) error {
 	return s.db.View(func(tx *bolt.Tx) error { return fn(tx, int(s.writes.durable.Load())) })
 }

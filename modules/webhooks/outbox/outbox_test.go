@@ -112,8 +112,8 @@ func claim(t *testing.T, box outbox.Outbox, endpoint string, max int, lease time
 	return ds
 }
 
-// claimSoon claims, looking again for a while: a bolt outbox shows a write
-// once its commit's sync is done, a moment after it returns.
+// claimSoon claims, looking again for a while rather than assuming that a
+// write is claimable the moment it returns.
 func claimSoon(t *testing.T, box outbox.Outbox, endpoint string, want int, lease time.Duration) []outbox.Delivery {
 	t.Helper()
 	var got []outbox.Delivery
