@@ -88,6 +88,19 @@ func (s *testSender) create(t *testing.T, p plant.Plant) {
 	}
 }
 
+// heldReceiver is a receiver that answers no request until release: its
+// attempts stay in flight. Defer release, so that the held attempts end
+// before the test's cleanups stop the sender.
+func heldReceiver(t *testing.T, secret string) (r *webhookstest.Receiver, release func()) {
+	r = webhookstest.NewReceiver(t, secret)
+	hold := make(chan struct{})
+	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
+		<-hold
+		return http.StatusOK, nil
+	})
+	return r, func() { close(hold) }
+}
+
 // waitFor waits until cond holds after a request to r, failing after a
 // bound that is not an expectation.
 func waitFor(t *testing.T, r *webhookstest.Receiver, what string, cond func([]webhookstest.Request) bool) []webhookstest.Request {
@@ -350,13 +363,8 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 // no other endpoint.
 func TestASlowEndpointDelaysNoOther(t *testing.T) {
 	secret := webhookstest.NewSecret()
-	slow := webhookstest.NewReceiver(t, secret)
-	release := make(chan struct{})
-	defer close(release)
-	slow.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
-		<-release
-		return http.StatusOK, nil
-	})
+	slow, release := heldReceiver(t, secret)
+	defer release()
 	fast := webhookstest.NewReceiver(t, secret)
 	cfg := testConfig()
 	cfg.Timeout = time.Minute
@@ -419,13 +427,8 @@ func TestAddedAndRemovedEndpoints(t *testing.T) {
 // budget ends, and its event stays pending for the next start.
 func TestStopLeavesUnfinishedEventsPending(t *testing.T) {
 	secret := webhookstest.NewSecret()
-	r := webhookstest.NewReceiver(t, secret)
-	hold := make(chan struct{})
-	defer close(hold)
-	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
-		<-hold
-		return http.StatusOK, nil
-	})
+	r, release := heldReceiver(t, secret)
+	defer release()
 	cfg := testConfig()
 	cfg.Timeout = time.Minute
 	s := startSender(t, cfg, endpoint(t, "crm", r.URL, secret))

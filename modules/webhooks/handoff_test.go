@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
@@ -108,13 +107,8 @@ func TestPostgresCreatesHandTheirEventsToTheDispatcher(t *testing.T) {
 // attempt it cuts off and the handoff still waiting, due at once.
 func TestHandoffsAreBoundedAndGivenBackAtTheStop(t *testing.T) {
 	secret := webhookstest.NewSecret()
-	r := webhookstest.NewReceiver(t, secret)
-	hold := make(chan struct{})
-	defer close(hold)
-	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
-		<-hold
-		return http.StatusOK, nil
-	})
+	r, release := heldReceiver(t, secret)
+	defer release()
 	cfg := testConfig()
 	cfg.Concurrency = 1
 	cfg.Timeout = time.Minute
