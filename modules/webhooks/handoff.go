@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/webhooks/outbox"
 )
 
@@ -105,17 +106,18 @@ func (d *Dispatcher) giveBack(dl outbox.Delivery, reason string) {
 // insert: a row per plant and subscribed endpoint, claimed for a handoff
 // where there is room; written hands the claimed rows of the inserted
 // plants to their workers and gives back the rest of the room.
-func (d *Dispatcher) planRows(plants []plantEvent) (rows []outbox.Row, written func(created map[int64]struct{}, err error)) {
+func (d *Dispatcher) planRows(creating []pgstore.Creating) (rows []outbox.Row, written func(created map[int64]struct{}, err error)) {
 	endpoints := d.Subscribed()
-	if len(plants) == 0 || len(endpoints) == 0 {
-		return nil, nil
+	if len(creating) == 0 || len(endpoints) == 0 {
+		return nil, nil // no event to build
 	}
-	rows = make([]outbox.Row, 0, len(plants)*len(endpoints))
+	rows = make([]outbox.Row, 0, len(creating)*len(endpoints))
 	var reserved []*worker // per row; nil for a row written due
-	for _, p := range plants {
+	for _, c := range creating {
+		ev := EventOf(c.Ctx, c.Plant)
 		for _, ep := range endpoints {
 			w := d.reserve(ep)
-			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: p.id, Endpoint: ep, Event: p.event, Leased: w != nil})
+			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant.ID, Endpoint: ep, Event: ev, Leased: w != nil})
 			reserved = append(reserved, w)
 		}
 	}
@@ -132,10 +134,4 @@ func (d *Dispatcher) planRows(plants []plantEvent) (rows []outbox.Row, written f
 			}
 		}
 	}
-}
-
-// plantEvent is a plant a create may insert and the event announcing it.
-type plantEvent struct {
-	id    int64
-	event outbox.Event
 }

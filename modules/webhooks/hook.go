@@ -50,14 +50,5 @@ func HookBolt(s *boltstore.Store, box *outbox.Bolt, d *Dispatcher) {
 // it (one statement for a shared insert's plants), claimed for a handoff
 // to d where it has room (see handoff.go).
 func HookPostgres(s *pgstore.Store, box *outbox.Postgres, d *Dispatcher) {
-	s.OnCreate(box.Hook(d.cfg.lease(), func(creating []pgstore.Creating) ([]outbox.Row, func(map[int64]struct{}, error)) {
-		if len(d.Subscribed()) == 0 {
-			return nil, nil // no event to build
-		}
-		plants := make([]plantEvent, len(creating))
-		for i, c := range creating {
-			plants[i] = plantEvent{id: c.Plant.ID, event: EventOf(c.Ctx, c.Plant)}
-		}
-		return d.planRows(plants)
-	}))
+	s.OnCreate(box.Hook(d.cfg.lease(), d.planRows))
 }
