@@ -72,10 +72,11 @@ type Dispatcher struct {
 
 // worker is one endpoint's loop and its attempts.
 type worker struct {
-	ep    atomic.Pointer[Endpoint]
-	gone  atomic.Bool   // it answered 410: nothing is sent until the file changes
-	slots chan struct{} // attempts in flight
-	wake  chan struct{} // a slot freed up: look for more now
+	ep      atomic.Pointer[Endpoint]
+	gone    atomic.Bool   // it answered 410: nothing is sent until the file changes
+	circuit *circuit      // open while it is down: see circuit.go
+	slots   chan struct{} // attempts in flight
+	wake    chan struct{} // a slot freed up: look for more now
 	// backlog says the last claim took all it asked for, so more may be
 	// due: only then does a freed slot claim before the next poll.
 	backlog atomic.Bool
@@ -153,13 +154,15 @@ func (d *Dispatcher) apply(f File) {
 		w := d.workers[ep.Name]
 		if w == nil {
 			w = &worker{slots: make(chan struct{}, d.cfg.Concurrency), wake: make(chan struct{}, 1), stop: make(chan struct{}),
-				handoff: make(chan outbox.Delivery, d.cfg.Concurrency)}
+				circuit: newCircuit(d.cfg.Retries[0]), handoff: make(chan outbox.Delivery, d.cfg.Concurrency)}
 			d.workers[ep.Name] = w
 			added = append(added, w)
 		}
 		w.ep.Store(&ep)
 		w.gone.Store(false)
+		w.circuit.reset()
 		d.metrics.paused.WithLabelValues(ep.Name).Set(0)
+		d.metrics.circuitOpen.WithLabelValues(ep.Name).Set(0)
 	}
 	for _, w := range added {
 		d.loops.Add(2)
@@ -171,6 +174,7 @@ func (d *Dispatcher) apply(f File) {
 			close(w.stop)
 			delete(d.workers, name)
 			d.metrics.paused.DeleteLabelValues(name)
+			d.metrics.circuitOpen.DeleteLabelValues(name)
 		}
 	}
 	byName := maps.Clone(d.workers)
@@ -219,35 +223,46 @@ func (d *Dispatcher) claim(w *worker) {
 	if free == 0 || w.gone.Load() {
 		return
 	}
+	n, probe := w.circuit.allowed(free, time.Now())
+	if n == 0 {
+		return
+	}
 	ep := w.ep.Load()
 	ctx, cancel := context.WithTimeout(d.base, settleTimeout)
-	batch, err := d.box.Claim(ctx, ep.Name, free, d.cfg.lease())
+	batch, err := d.box.Claim(ctx, ep.Name, n, d.cfg.lease())
 	cancel()
+	if probe && len(batch) == 0 {
+		w.circuit.unused()
+	}
 	if err != nil {
 		d.log.Warn("webhooks: could not read the outbox", zap.String("endpoint", ep.Name), zap.Error(err))
 		return
 	}
-	w.backlog.Store(len(batch) == free)
+	w.backlog.Store(len(batch) == n)
 	w.claims.Add(1)
 	for i, dl := range batch {
 		select {
 		case w.slots <- struct{}{}: // a handoff may have taken a slot meanwhile
-			d.attempt(w, dl)
+			d.attempt(w, dl, probe)
 		case <-d.stopping:
 			for _, rest := range batch[i:] {
 				d.giveBack(rest, "interrupted by shutdown")
+			}
+			if probe {
+				w.circuit.unused()
 			}
 			return
 		}
 	}
 }
 
-// attempt delivers dl on a goroutine of its own, in the slot it holds.
-func (d *Dispatcher) attempt(w *worker, dl outbox.Delivery) {
+// attempt delivers dl on a goroutine of its own, in the slot it holds;
+// probe says it is an open circuit's probe.
+func (d *Dispatcher) attempt(w *worker, dl outbox.Delivery, probe bool) {
 	d.loops.Add(1)
 	go func() {
 		defer d.loops.Done()
-		d.deliver(w, dl)
+		d.deliver(w, dl, probe)
 		<-w.slots
 		// Under a backlog, look for more at once, but only when half the
 		// slots are free, so that a claim takes many deliveries (one
@@ -262,10 +277,11 @@ func (d *Dispatcher) attempt(w *worker, dl outbox.Delivery) {
 }
 
 // deliver makes one attempt and records its result.
-func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery) {
+func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) {
 	ep := *w.ep.Load()
 	r := d.send.attempt(d.base, ep, dl)
 	d.metrics.attempts.WithLabelValues(ep.Name, r.outcome, statusClass(r.status)).Inc()
+	d.judge(w, ep.Name, r, probe)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.base), settleTimeout)
 	defer cancel()
 	log := func() *zap.Logger { // only a failure logs: no logger is built for a success
@@ -297,6 +313,29 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery) {
 	}
 	if err != nil {
 		log().Warn("webhooks: could not record an attempt's result in the outbox; it will be attempted again", zap.Error(err))
+	}
+}
+
+// judge tells w's circuit how an attempt went.
+func (d *Dispatcher) judge(w *worker, endpoint string, r attemptResult, probe bool) {
+	switch {
+	case r.outcome == outcomeDelivered:
+		if w.circuit.succeeded() {
+			d.metrics.circuitOpen.WithLabelValues(endpoint).Set(0)
+			d.log.Info("webhook endpoint answers again: attempts resume", zap.String("endpoint", endpoint))
+			w.backlog.Store(true) // what waited is due: claim it as slots free up
+		}
+	case d.base.Err() != nil, r.outcome == outcomeGone:
+		// No verdict: cut off by the stop, or paused by its own 410.
+		if probe {
+			w.circuit.unused()
+		}
+	default:
+		if wait := w.circuit.failed(probe, time.Now()); wait > 0 {
+			d.metrics.circuitOpen.WithLabelValues(endpoint).Set(1)
+			d.log.Warn("webhook endpoint failing: no attempts to it until a probe succeeds; its events wait in the outbox",
+				zap.String("endpoint", endpoint), zap.Duration("next_probe_in", wait))
+		}
 	}
 }
 

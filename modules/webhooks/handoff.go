@@ -17,8 +17,9 @@ import (
 // (an UPDATE, a row version and a commit per few events); it is attempted
 // at once rather than at the next poll. Room is the endpoint's concurrency,
 // so a handed-off delivery waits for about one attempt before its own,
-// well within the lease. Without room (a slow endpoint, a backlog) rows
-// are written due, for the claims. A handoff lost to a crash is an
+// well within the lease. Without room (a slow endpoint, a backlog) or
+// while its circuit is open (circuit.go), rows are written due, for the
+// claims. A handoff lost to a crash is an
 // ordinary lease running out: the row falls due again by itself.
 
 // reserve takes room for one handoff to endpoint and returns its worker,
@@ -30,7 +31,7 @@ func (d *Dispatcher) reserve(endpoint string) *worker {
 	default:
 	}
 	w := (*d.byName.Load())[endpoint]
-	if w == nil || w.gone.Load() {
+	if w == nil || w.gone.Load() || w.circuit.open.Load() {
 		return nil
 	}
 	if w.reserved.Add(1) > int64(cap(w.handoff)) {
@@ -74,7 +75,7 @@ func (d *Dispatcher) takeHandoffs(w *worker) {
 				d.giveBack(dl, "the endpoint answered 410 Gone")
 				continue
 			}
-			d.attempt(w, dl)
+			d.attempt(w, dl, false)
 		}
 	}
 }

@@ -17,6 +17,7 @@ type Metrics struct {
 	deadLettered *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
 	paused       *prometheus.GaugeVec
+	circuitOpen  *prometheus.GaugeVec
 	reloads      *prometheus.CounterVec
 	outbox       *outboxCollector
 }
@@ -46,6 +47,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "plantstore_webhook_endpoint_gone",
 			Help: "1 while an endpoint is not sent to because it answered 410 Gone (until the webhooks file changes).",
 		}, []string{"endpoint"}),
+		circuitOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "plantstore_webhook_endpoint_circuit_open",
+			Help: "1 while this replica makes no attempts to an endpoint whose attempts kept failing, except a probe now and then.",
+		}, []string{"endpoint"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "plantstore_webhooks_file_reloads_total",
 			Help: "Reloads of the webhooks file by result (applied, refused).",
@@ -59,7 +64,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 				"Age of the oldest webhook event waiting for delivery, by endpoint; 0 when none waits.", []string{"endpoint"}, nil),
 		},
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.latency, m.deadLettered, m.dropped, m.paused, m.reloads, m.outbox} {
+	for _, c := range []prometheus.Collector{m.attempts, m.latency, m.deadLettered, m.dropped, m.paused, m.circuitOpen, m.reloads, m.outbox} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -82,12 +82,14 @@ func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) at
 	if d.TraceParent != "" {
 		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": d.TraceParent})
 	}
-	ctx, span := s.tracer.Start(parent, "webhook "+EventPlantCreated, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("webhook.endpoint", ep.Name), attribute.String("webhook.id", d.ID),
-			attribute.Int("webhook.attempt", d.Attempt)))
+	ctx, span := s.tracer.Start(parent, "webhook "+EventPlantCreated, trace.WithSpanKind(trace.SpanKindClient))
 	defer span.End()
-
 	r := s.post(ctx, ep, d)
+	if !span.IsRecording() { // tracing is off: build no attributes
+		return r
+	}
+	span.SetAttributes(attribute.String("webhook.endpoint", ep.Name), attribute.String("webhook.id", d.ID),
+		attribute.Int("webhook.attempt", d.Attempt))
 	if r.status != 0 {
 		span.SetAttributes(attribute.Int("http.response.status_code", r.status))
 	}
