@@ -9,6 +9,7 @@ package main
 import (
 	"encoding/hex"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +187,9 @@ func runWebhookCrashCycles(t *testing.T, storeEnv []string, receiverDown bool) {
 		p := startProcess(t, env...)
 		load := startAPILoad(p.API, int64(cycle+1), 4, 500)
 		load.waitFor(t, "100 answers 200", func(s map[int]int) bool { return s[http.StatusOK] >= 100 })
+		if receiverDown && cycle == 0 {
+			checkCircuitOpens(t, p.Admin, load)
+		}
 		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 		if err := p.Cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
@@ -206,6 +211,47 @@ func runWebhookCrashCycles(t *testing.T, storeEnv []string, receiverDown bool) {
 	checkDeliveredAreStored(t, p.API, delivered, sent, acked)
 	t.Logf("%d acknowledged creates, %d delivered (%d not acknowledged: their answer was cut by the kill), %d duplicate deliveries",
 		len(acked), len(delivered), len(delivered)-len(acked), dups)
+}
+
+// checkCircuitOpens holds a down receiver's endpoint to its circuit: it
+// opens, and while hundreds of plants are created their events are not
+// each attempted: 10 failures open it, the attempts then in flight and the
+// handoffs then waiting (16 each by default) fail too, and a probe goes
+// out every half second or more.
+func checkCircuitOpens(t *testing.T, admin string, load *apiLoad) {
+	t.Helper()
+	eventually(t, 30*time.Second, "the endpoint's circuit to open", func() bool {
+		return adminMetric(t, admin, `plantstore_webhook_endpoint_circuit_open{endpoint="crm"}`) == 1
+	})
+	load.waitFor(t, "500 answers 200", func(s map[int]int) bool { return s[http.StatusOK] >= 500 })
+	failed := adminMetric(t, admin, `plantstore_webhook_attempts_total{endpoint="crm",outcome="error",status_class="none"}`)
+	if failed < 10 || failed >= 100 {
+		t.Fatalf("%v failed attempts after 500 creates with the receiver down, want 10 to 99: the circuit should have stopped them", failed)
+	}
+}
+
+// adminMetric is series' value on admin's /metrics, or -1 without it.
+func adminMetric(t *testing.T, admin, series string) float64 {
+	t.Helper()
+	resp, err := http.Get(admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return -1
 }
 
 func TestWebhooksSurviveSIGKILL(t *testing.T) {
@@ -381,6 +427,7 @@ func TestWebhookMetricsPassPromtool(t *testing.T) {
 		`plantstore_webhook_dead_letters{endpoint="crm"} 0`,
 		`plantstore_webhook_oldest_pending_age_seconds{endpoint="crm"} 0`,
 		`plantstore_webhook_endpoint_gone{endpoint="crm"} 0`,
+		`plantstore_webhook_endpoint_circuit_open{endpoint="crm"} 0`,
 	} {
 		if !strings.Contains(text, series) {
 			t.Errorf("the scrape lacks %s", series)
