@@ -101,6 +101,23 @@ func heldReceiver(t *testing.T, secret string) (r *webhookstest.Receiver, releas
 	return r, func() { close(hold) }
 }
 
+// statusReceiver is a receiver that answers every request with status
+// until answer sets another.
+func statusReceiver(t *testing.T, secret string, status int) (r *webhookstest.Receiver, answer func(status int)) {
+	r = webhookstest.NewReceiver(t, secret)
+	var mu sync.Mutex
+	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
+		mu.Lock()
+		defer mu.Unlock()
+		return status, nil
+	})
+	return r, func(s int) {
+		mu.Lock()
+		defer mu.Unlock()
+		status = s
+	}
+}
+
 // waitFor waits until cond holds after a request to r, failing after a
 // bound that is not an expectation.
 func waitFor(t *testing.T, r *webhookstest.Receiver, what string, cond func([]webhookstest.Request) bool) []webhookstest.Request {
@@ -193,14 +210,7 @@ func pending(t *testing.T, s *testSender) int {
 
 func TestGoneStopsTheEndpointUntilTheFileChanges(t *testing.T) {
 	secret := webhookstest.NewSecret()
-	r := webhookstest.NewReceiver(t, secret)
-	var gone sync.Mutex
-	answer := http.StatusGone
-	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
-		gone.Lock()
-		defer gone.Unlock()
-		return answer, nil
-	})
+	r, answer := statusReceiver(t, secret, http.StatusGone)
 	ep := endpoint(t, "crm", r.URL, secret)
 	s := startSender(t, testConfig(), ep)
 	s.create(t, plant.Plant{ID: 1, Name: "a"})
@@ -215,9 +225,7 @@ func TestGoneStopsTheEndpointUntilTheFileChanges(t *testing.T) {
 	if n := pending(t, s); n != 2 {
 		t.Fatalf("%d events pending, want both kept", n)
 	}
-	gone.Lock()
-	answer = http.StatusNoContent
-	gone.Unlock()
+	answer(http.StatusNoContent)
 	s.d.Apply(ctx, File{Endpoints: []Endpoint{ep}}) // the file changed
 	reqs := waitFor(t, r, "both events after the file changed", func(reqs []webhookstest.Request) bool { return len(r.Delivered()) == 2 })
 	if testutil.ToFloat64(s.metrics.paused.WithLabelValues("crm")) != 0 {
@@ -280,14 +288,7 @@ func TestBackoffFollowsTheScheduleWithJitterAndRetryAfter(t *testing.T) {
 
 func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 	secret := webhookstest.NewSecret()
-	r := webhookstest.NewReceiver(t, secret)
-	var mu sync.Mutex
-	status := http.StatusInternalServerError
-	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
-		mu.Lock()
-		defer mu.Unlock()
-		return status, nil
-	})
+	r, answer := statusReceiver(t, secret, http.StatusInternalServerError)
 	s := startSender(t, testConfig(), endpoint(t, "crm", r.URL, secret))
 	s.create(t, plant.Plant{ID: 5, Name: "fern"})
 	// The first attempt and the schedule's three retries.
@@ -347,9 +348,7 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 	if got := post("msg_unknown"); got != http.StatusNotFound {
 		t.Errorf("redeliver an unknown id = %d, want 404", got)
 	}
-	mu.Lock()
-	status = http.StatusOK
-	mu.Unlock()
+	answer(http.StatusOK)
 	if got := post(id); got != http.StatusAccepted {
 		t.Fatalf("redeliver = %d, want 202", got)
 	}
@@ -490,14 +489,7 @@ func TestRedirectsAreFailuresAndAnswersAreReadOnlySoFar(t *testing.T) {
 // arrives, those that failed with the id they failed with.
 func TestADownEndpointIsProbedUntilItAnswers(t *testing.T) {
 	secret := webhookstest.NewSecret()
-	r := webhookstest.NewReceiver(t, secret)
-	var mu sync.Mutex
-	status := http.StatusServiceUnavailable
-	r.SetAnswer(func(webhookstest.Request, int) (int, http.Header) {
-		mu.Lock()
-		defer mu.Unlock()
-		return status, nil
-	})
+	r, answer := statusReceiver(t, secret, http.StatusServiceUnavailable)
 	cfg := testConfig()
 	// The first retry's wait is also the circuit's first: probes come
 	// 200 ms, 400 ms, 800 ms... after it opens. No event runs out of
@@ -512,9 +504,7 @@ func TestADownEndpointIsProbedUntilItAnswers(t *testing.T) {
 	open := s.metrics.circuitOpen.WithLabelValues("crm")
 	waitMetric(t, "the circuit to open", func() bool { return testutil.ToFloat64(open) == 1 })
 	time.Sleep(time.Second) // down for a second more: about two probes
-	mu.Lock()
-	status = http.StatusNoContent
-	mu.Unlock()
+	answer(http.StatusNoContent)
 
 	reqs := waitFor(t, r, "every event delivered", func([]webhookstest.Request) bool { return len(r.Delivered()) == events })
 	var failed []webhookstest.Request
