@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,7 +132,7 @@ func TestHAProxyConfig(t *testing.T) {
 }
 
 func stderr(err error) []byte {
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		return ee.Stderr
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 // Kind is the kind of an operation.
 type Kind uint8
 
+// The kinds of operation, one per request the workload sends.
 const (
 	Create Kind = iota // POST /plants
 	Get                // GET /plants/{id}
@@ -24,18 +25,19 @@ func (k Kind) String() string {
 // Answer is what an operation's answer says happened.
 type Answer uint8
 
+// The answers an operation can get.
 const (
-	// Unknown: a timeout, a reset, a 502/503/504. The operation may or may
-	// not have taken effect, now or later.
+	// Unknown is a timeout, a reset, a 502/503/504. The operation may or
+	// may not have taken effect, now or later.
 	Unknown  Answer = iota
 	OK              // 200 or 204
 	Conflict        // 409: the id holds another plant
 	NotFound        // 404
-	// PreconditionFailed: 412, an update whose If-Match named no current
-	// representation (another ETag, or no plant at all).
+	// PreconditionFailed is a 412, an update whose If-Match named no
+	// current representation (another ETag, or no plant at all).
 	PreconditionFailed
-	// Unexpected: a status the contract does not allow for the operation
-	// (recorded so that the summary shows it; it fails the run).
+	// Unexpected is a status the contract does not allow for the
+	// operation (recorded so that the summary shows it; it fails the run).
 	Unexpected
 )
 
