@@ -33,6 +33,20 @@ func TestParseFileTellsAMissingListFromAnEmptyOne(t *testing.T) {
 	}
 }
 
+// An empty file stops the start too (exit code 2, this one line): read
+// as "no endpoints", it would drop every pending event at the start.
+func TestReadFileRefusesAnEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "webhooks.yaml")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := ReadFile(path, false)
+	want := "--webhooks-file " + path + `: endpoints: missing or empty; list the endpoints, or write "endpoints: []" for none`
+	if err == nil || err.Error() != want {
+		t.Fatalf("ReadFile(empty) = %v, want %s", err, want)
+	}
+}
+
 // hooksFile is the text of a webhooks file naming the endpoints, each
 // sent to url with secret.
 func hooksFile(url, secret string, names ...string) string {
