@@ -4,19 +4,36 @@
 // replace files by renaming (Kubernetes swaps a "..data" symlink), which a
 // watch on the file itself would miss. Callers re-read the file and compare
 // it with what they loaded: an event says "look", not what changed.
+//
+// A rewrite is a burst of events (a truncate, then one write or many, or a
+// create and a rename), and reading in its middle finds the file empty or
+// half-written. So the watcher lets a burst settle: it calls once the
+// directory has been quiet for Quiet, or MaxDelay after the burst's first
+// event when it never goes quiet (a busy directory must not starve the
+// reload).
 package filewatch
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
-// Watcher calls changed after every event in the file's directory, and
-// onError with the watch's own errors. Both run on its goroutine, one at a
-// time.
+// Quiet is how long the directory must see no event before the file is
+// read: a writer's truncate and its writes come within microseconds of
+// each other, and a person's or a tool's next rewrite much later.
+const Quiet = 100 * time.Millisecond
+
+// MaxDelay bounds the wait from a burst's first event to the call, for a
+// directory that is never quiet for Quiet.
+const MaxDelay = 2 * time.Second
+
+// Watcher calls changed once a burst of events in the file's directory has
+// settled, and onError with the watch's own errors. Both run on its
+// goroutine, one at a time.
 type Watcher struct {
 	path    string
 	changed func()
@@ -41,24 +58,40 @@ func (w *Watcher) Start(context.Context) error {
 		return fmt.Errorf("watch %s: %w", w.path, err)
 	}
 	w.watcher = fw
-	go w.run()
+	go func() {
+		defer close(w.done)
+		settle(fw.Events, fw.Errors, w.changed, w.onError)
+	}()
 	return nil
 }
 
-func (w *Watcher) run() {
-	defer close(w.done)
+// settle calls changed once per settled burst of events, and onError with
+// every error, until either channel is closed. A burst still settling
+// then is not reported: after Stop nothing is called.
+func settle[E any](events <-chan E, errs <-chan error, changed func(), onError func(error)) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var first time.Time // the unreported burst's first event; zero when none
 	for {
 		select {
-		case _, ok := <-w.watcher.Events:
+		case _, ok := <-events:
 			if !ok {
 				return
 			}
-			w.changed()
-		case err, ok := <-w.watcher.Errors:
+			now := time.Now()
+			if first.IsZero() {
+				first = now
+			}
+			timer.Reset(min(Quiet, first.Add(MaxDelay).Sub(now)))
+		case err, ok := <-errs:
 			if !ok {
 				return
 			}
-			w.onError(err)
+			onError(err)
+		case <-timer.C:
+			first = time.Time{}
+			changed()
 		}
 	}
 }

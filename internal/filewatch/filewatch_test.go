@@ -2,9 +2,12 @@ package filewatch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -44,4 +47,71 @@ func TestRenameIntoPlaceIsNoticed(t *testing.T) {
 	if len(changed) != 0 {
 		t.Fatal("called after Stop")
 	}
+}
+
+// settleRun runs settle on channels of its own inside a synctest bubble
+// and records when, from the bubble's start, changed was called.
+type settleRun struct {
+	events chan struct{}
+	errs   chan error
+	calls  []time.Duration
+	errors []error
+	done   chan struct{}
+}
+
+func startSettle() *settleRun {
+	r := &settleRun{events: make(chan struct{}), errs: make(chan error), done: make(chan struct{})}
+	start := time.Now()
+	go func() {
+		defer close(r.done)
+		settle(r.events, r.errs, func() { r.calls = append(r.calls, time.Since(start)) }, func(err error) { r.errors = append(r.errors, err) })
+	}()
+	return r
+}
+
+// A burst of events (a truncate, then writes) is one call, Quiet after its
+// last event; a burst closed by Stop before it settled is no call.
+func TestABurstSettlesIntoOneCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := startSettle()
+		for range 50 { // 50 events 1ms apart: 0ms to 49ms
+			r.events <- struct{}{}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if want := []time.Duration{49*time.Millisecond + Quiet}; !slices.Equal(r.calls, want) {
+			t.Fatalf("calls at %v, want %v", r.calls, want)
+		}
+		r.errs <- errors.New("overflow")
+		r.events <- struct{}{} // a burst that Stop cuts short
+		time.Sleep(Quiet / 2)
+		close(r.events)
+		<-r.done
+		if len(r.calls) != 1 || len(r.errors) != 1 || r.errors[0].Error() != "overflow" {
+			t.Fatalf("after the stop: calls %v, errors %v; want the one call and the one error", r.calls, r.errors)
+		}
+	})
+}
+
+// A directory that is never quiet for Quiet still gets a call MaxDelay
+// after each burst's first event.
+func TestABusyDirectoryIsReadEveryMaxDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := startSettle()
+		for range 200 { // an event every 30ms from 0 to 5970ms
+			r.events <- struct{}{}
+			time.Sleep(30 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		// Bursts start at 0, 2010ms (the first event after the call at
+		// 2000ms) and 4020ms; the last goes quiet after its event at 5970ms.
+		want := []time.Duration{MaxDelay, 2010*time.Millisecond + MaxDelay, 5970*time.Millisecond + min(Quiet, 4020*time.Millisecond+MaxDelay-5970*time.Millisecond)}
+		if !slices.Equal(r.calls, want) {
+			t.Fatalf("calls at %v, want %v", r.calls, want)
+		}
+		close(r.errs)
+		<-r.done
+	})
 }

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -30,8 +31,9 @@ type deadLetterJSON struct {
 	Event json.RawMessage `json:"event"`
 }
 
-// AdminRoutes lists and redelivers dead letters.
-func AdminRoutes(box outbox.Outbox, log *zap.Logger) []httpserver.Route {
+// AdminRoutes lists and redelivers s's dead letters.
+func AdminRoutes(s *Sender, log *zap.Logger) []httpserver.Route {
+	box := s.Outbox
 	list := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := 100
 		if v := r.URL.Query().Get("limit"); v != "" {
@@ -58,10 +60,14 @@ func AdminRoutes(box outbox.Outbox, log *zap.Logger) []httpserver.Route {
 	})
 	redeliver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := mux.Vars(r)["id"]
-		err := box.Redeliver(r.Context(), id)
+		err := s.Dispatcher.Redeliver(r.Context(), id)
+		var notConfigured *outbox.NotConfiguredError
 		switch {
 		case errors.Is(err, outbox.ErrNotFound):
 			httperr.Write(w, http.StatusNotFound, "no dead letter has this id")
+		case errors.As(err, &notConfigured):
+			httperr.Write(w, http.StatusConflict, fmt.Sprintf("the endpoint %q of this dead letter is not in the webhooks file; "+
+				"it is kept: add the endpoint back, then redeliver", notConfigured.Endpoint))
 		case err != nil:
 			log.Error("webhooks: redelivering a dead letter failed", zap.String("webhook_id", id), zap.Error(err))
 			httperr.Write(w, http.StatusServiceUnavailable, "the outbox cannot be written")

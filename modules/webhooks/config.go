@@ -25,6 +25,20 @@ type Config struct {
 // last ones far apart for a receiver that is down for hours.
 var DefaultRetries = Schedule{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
+// Bounds of the durations a Config accepts, whatever spells them (flag,
+// environment, a Config built in code): past them a wait, its ±20% jitter
+// or a lease (twice the timeout) stops meaning what it says, and near
+// Duration's limit overflows into a negative one, due at once.
+const (
+	// MaxRetryWait bounds each wait of the retry schedule, and a
+	// receiver's Retry-After in either of its forms (seconds or a date).
+	MaxRetryWait = 48 * time.Hour
+	// MaxTimeout bounds --webhooks-timeout: a killed replica's claimed
+	// events wait a lease of twice as long plus 10 s before another takes
+	// them.
+	MaxTimeout = 10 * time.Minute
+)
+
 // Schedule is the wait before each retry; its length is the number of
 // retries after the first attempt.
 type Schedule []time.Duration
@@ -55,6 +69,9 @@ func (f scheduleFlag) Set(v string) error {
 		if err != nil || d <= 0 {
 			return errors.New("positive durations separated by commas, such as 5s,5m,30m")
 		}
+		if d > MaxRetryWait {
+			return fmt.Errorf("each wait at most %v, not %v", MaxRetryWait, d)
+		}
 		out = append(out, d)
 	}
 	*f.s = out
@@ -79,11 +96,17 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 // checked when the module starts (NewEndpointsFile), also exit code 2.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("--webhooks-timeout %v: must be positive", c.Timeout))
+	if c.Timeout <= 0 || c.Timeout > MaxTimeout {
+		errs = append(errs, fmt.Errorf("--webhooks-timeout %v: must be positive and at most %v", c.Timeout, MaxTimeout))
 	}
 	if len(c.Retries) == 0 {
 		errs = append(errs, errors.New("--webhooks-retry-schedule: must list at least one wait"))
+	}
+	for _, d := range c.Retries {
+		if d <= 0 || d > MaxRetryWait {
+			errs = append(errs, fmt.Errorf("--webhooks-retry-schedule %v: each wait must be positive and at most %v", c.Retries, MaxRetryWait))
+			break
+		}
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		errs = append(errs, fmt.Errorf("--webhooks-concurrency %d: must be between 1 and 256", c.Concurrency))

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"flag"
+	"io"
 	"testing"
 	"time"
 )
@@ -25,11 +26,45 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	if c.Retries.String() != "1s,2m0s" {
 		t.Fatalf("schedule %v", c.Retries)
 	}
-	want := "--webhooks-timeout 0s: must be positive\n--webhooks-concurrency 0: must be between 1 and 256\n--webhooks-poll-interval 1ms: must be between 10ms and 1m"
+	want := "--webhooks-timeout 0s: must be positive and at most 10m0s\n--webhooks-concurrency 0: must be between 1 and 256\n--webhooks-poll-interval 1ms: must be between 10ms and 1m"
 	if err := c.Validate(); err == nil || err.Error() != want {
 		t.Fatalf("Validate = %v, want\n%s", err, want)
 	}
 	if err := fs.Parse([]string{"--webhooks-retry-schedule=5s,-1s"}); err == nil {
 		t.Fatal("a negative wait was accepted")
+	}
+}
+
+// Every duration is bounded in every way it is given: past a bound a wait,
+// its jitter or a lease (twice the timeout) overflows into a negative
+// duration, due at once.
+func TestConfigBoundsItsDurations(t *testing.T) {
+	var c Config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.RegisterFlags(fs)
+	for v, want := range map[string]string{
+		"5s,49h":       `invalid value "5s,49h" for flag -webhooks-retry-schedule: each wait at most 48h0m0s, not 49h0m0s`,
+		"2562047h":     `invalid value "2562047h" for flag -webhooks-retry-schedule: each wait at most 48h0m0s, not 2562047h0m0s`,
+		"5s,5m,48h1ns": `invalid value "5s,5m,48h1ns" for flag -webhooks-retry-schedule: each wait at most 48h0m0s, not 48h0m0.000000001s`,
+	} {
+		if err := fs.Parse([]string{"--webhooks-retry-schedule=" + v}); err == nil || err.Error() != want {
+			t.Errorf("--webhooks-retry-schedule=%s: %v, want %s", v, err, want)
+		}
+	}
+	if err := fs.Parse([]string{"--webhooks-retry-schedule=48h", "--webhooks-timeout=10m"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the bounds themselves: Validate = %v", err)
+	}
+	if err := fs.Parse([]string{"--webhooks-timeout=2562047h"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Retries = Schedule{5 * time.Second, 2562047 * time.Hour} // built in code, past the flag
+	want := "--webhooks-timeout 2562047h0m0s: must be positive and at most 10m0s\n" +
+		"--webhooks-retry-schedule 5s,2562047h0m0s: each wait must be positive and at most 48h0m0s"
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Fatalf("Validate = %v, want\n%s", err, want)
 	}
 }

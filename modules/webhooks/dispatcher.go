@@ -49,6 +49,13 @@ type Dispatcher struct {
 
 	initial File // the file as read at construction, applied by Start
 
+	// applyMu orders a change of the endpoints (and the drop of removed
+	// endpoints' pending events) with a redelivery's check that its
+	// endpoint is configured: a letter made pending just after its
+	// endpoint's removal would be dropped at the next change.
+	applyMu    sync.Mutex
+	configured []string // every endpoint of the file, under applyMu
+
 	mu      sync.Mutex
 	workers map[string]*worker
 	// byName is workers for the creates' hook, which reads it without mu.
@@ -101,7 +108,24 @@ func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, t
 	d.setSubscribed(file)
 	d.byName.Store(&map[string]*worker{})
 	d.initial = file
+	d.configured = names(file)
 	return d
+}
+
+func names(f File) []string {
+	names := make([]string, 0, len(f.Endpoints))
+	for _, ep := range f.Endpoints {
+		names = append(names, ep.Name)
+	}
+	return names
+}
+
+// Redeliver makes the dead letter id due again, if its endpoint is in the
+// file: see outbox.Outbox's Redeliver.
+func (d *Dispatcher) Redeliver(ctx context.Context, id string) error {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	return d.box.Redeliver(ctx, id, d.configured)
 }
 
 // Subscribed names the endpoints that a new plant is announced to.
@@ -120,6 +144,8 @@ func (d *Dispatcher) setSubscribed(f File) {
 // Start drops the pending deliveries of endpoints that are no longer in the
 // file and starts a loop per endpoint. Its signature is an Fx start hook's.
 func (d *Dispatcher) Start(ctx context.Context) error {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
 	f := d.initial
 	if err := d.drop(ctx, f); err != nil {
 		return err
@@ -137,6 +163,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 // deliveries are dropped, changed ones are sent to as they now read, and
 // an endpoint that answered 410 is tried again.
 func (d *Dispatcher) Apply(ctx context.Context, f File) {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	d.configured = names(f)
 	d.setSubscribed(f)
 	d.apply(f)
 	if err := d.drop(ctx, f); err != nil {
@@ -183,11 +212,7 @@ func (d *Dispatcher) apply(f File) {
 
 // drop removes the pending deliveries of the endpoints f does not name.
 func (d *Dispatcher) drop(ctx context.Context, f File) error {
-	names := make([]string, 0, len(f.Endpoints))
-	for _, ep := range f.Endpoints {
-		names = append(names, ep.Name)
-	}
-	dropped, err := d.box.DropExcept(ctx, names)
+	dropped, err := d.box.DropExcept(ctx, names(f))
 	if err != nil {
 		return err
 	}

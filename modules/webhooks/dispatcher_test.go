@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -298,7 +300,7 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 	}
 
 	admin := mux.NewRouter()
-	for _, route := range AdminRoutes(s.box, zap.NewNop()) {
+	for _, route := range AdminRoutes(&Sender{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
 		admin.Handle(route.Path, route.Handler).Methods(route.Method)
 	}
 	srv := httptest.NewServer(admin)
@@ -528,5 +530,73 @@ func TestADownEndpointIsProbedUntilItAnswers(t *testing.T) {
 	waitMetric(t, "the outbox to empty", func() bool { return pending(t, s) == 0 })
 	if n := testutil.ToFloat64(s.metrics.deadLettered.WithLabelValues("crm")); n != 0 {
 		t.Errorf("%v dead letters, want none", n)
+	}
+}
+
+// A dead letter whose endpoint left the file is not redelivered (pending,
+// it would be dropped as a removed endpoint's event): 409, and it stays
+// listed, across reloads, until its endpoint is back.
+func TestARemovedEndpointsDeadLetterIsKeptNotRedelivered(t *testing.T) {
+	secret := webhookstest.NewSecret()
+	r, answer := statusReceiver(t, secret, http.StatusInternalServerError)
+	crm, other := endpoint(t, "crm", r.URL, secret), endpoint(t, "other", r.URL, secret)
+	s := startSender(t, testConfig(), crm)
+	s.create(t, plant.Plant{ID: 5, Name: "fern"})
+	waitMetric(t, "a dead letter", func() bool { return testutil.ToFloat64(s.metrics.deadLettered.WithLabelValues("crm")) == 1 })
+	admin := mux.NewRouter()
+	for _, route := range AdminRoutes(&Sender{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
+		admin.Handle(route.Path, route.Handler).Methods(route.Method)
+	}
+	srv := httptest.NewServer(admin)
+	defer srv.Close()
+	listed := func() []string {
+		t.Helper()
+		dead, err := s.box.DeadLetters(ctx, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, dl := range dead {
+			ids = append(ids, dl.Endpoint+" "+dl.ID)
+		}
+		return ids
+	}
+	before := listed()
+	if len(before) != 1 {
+		t.Fatalf("dead letters %v, want one of crm", before)
+	}
+	id := strings.TrimPrefix(before[0], "crm ")
+	redeliver := func() (int, string) {
+		resp, err := http.Post(srv.URL+"/webhooks/dead-letters/"+id+"/redeliver", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return resp.StatusCode, b.String()
+	}
+
+	s.d.Apply(ctx, File{Endpoints: []Endpoint{other}}) // crm left the file
+	status, body := redeliver()
+	if want := `{"error":409,"message":"the endpoint \"crm\" of this dead letter is not in the webhooks file; it is kept: add the endpoint back, then redeliver"}`; status != http.StatusConflict || body != want {
+		t.Fatalf("redeliver of a removed endpoint's dead letter = %d %s, want 409 %s", status, body, want)
+	}
+	s.d.Apply(ctx, File{Endpoints: []Endpoint{other}}) // another reload
+	if after := listed(); !slices.Equal(after, before) {
+		t.Fatalf("dead letters after a refused redeliver and a reload: %v, want %v", after, before)
+	}
+	if got := testutil.ToFloat64(s.metrics.dropped.WithLabelValues("crm")); got != 0 {
+		t.Fatalf("dropped %v events of crm, want none", got)
+	}
+
+	answer(http.StatusOK)
+	s.d.Apply(ctx, File{Endpoints: []Endpoint{crm, other}}) // crm is back
+	if status, body := redeliver(); status != http.StatusAccepted || body != "" {
+		t.Fatalf("redeliver once crm is back = %d %q, want 202 and no body", status, body)
+	}
+	waitFor(t, r, "the redelivered event", func([]webhookstest.Request) bool { return len(r.Delivered()) == 1 })
+	if _, ok := r.Delivered()[id]; !ok {
+		t.Errorf("redelivered under another id: %v", r.Delivered())
 	}
 }

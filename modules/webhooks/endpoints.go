@@ -27,6 +27,9 @@ var Events = []string{EventPlantCreated}
 //	    url: https://crm.example.com/hooks/plants
 //	    secrets: [whsec_...]       # each signs every request: rotate by listing the new one first
 //	    events: [plant.created]    # optional: every event
+//
+// "endpoints: []" is a file with no endpoints; a file without the list is
+// refused (ErrNoEndpointsList).
 type File struct {
 	Endpoints []Endpoint
 }
@@ -40,14 +43,23 @@ type Endpoint struct {
 }
 
 // fileSyntax is the file as written; ParseFile checks it into a File.
+// Endpoints is a pointer so that a file without the list (empty, only
+// comments, or cut short after "endpoints:") is told from one that lists
+// none ("endpoints: []").
 type fileSyntax struct {
-	Endpoints []struct {
+	Endpoints *[]struct {
 		Name    string   `json:"name"`
 		URL     string   `json:"url"`
 		Secrets []string `json:"secrets"`
 		Events  []string `json:"events,omitempty"`
 	} `json:"endpoints"`
 }
+
+// ErrNoEndpointsList refuses a file that does not list its endpoints. A
+// file rewritten in place is empty between the truncate and the write:
+// read as "no endpoints", that moment would drop every pending event. An
+// operator who means "no endpoints" says so with "endpoints: []".
+var ErrNoEndpointsList = errors.New(`endpoints: missing or empty; list the endpoints, or write "endpoints: []" for none`)
 
 // Subscribes reports whether the endpoint wants event.
 func (e Endpoint) Subscribes(event string) bool {
@@ -94,9 +106,12 @@ func ParseFile(data []byte, allowHTTP bool) (File, error) {
 	if err := yaml.UnmarshalStrict(data, &syntax); err != nil {
 		return File{}, err
 	}
+	if syntax.Endpoints == nil {
+		return File{}, ErrNoEndpointsList
+	}
 	var f File
 	seen := make(map[string]bool)
-	for i, e := range syntax.Endpoints {
+	for i, e := range *syntax.Endpoints {
 		where := fmt.Sprintf("endpoint %d (%q)", i+1, e.Name)
 		if !namePattern.MatchString(e.Name) {
 			return File{}, fmt.Errorf("%s: name must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit", where)

@@ -28,7 +28,7 @@ var Module = fx.Module("webhooks",
 		if s == nil {
 			return nil
 		}
-		return AdminRoutes(s.Outbox, log)
+		return AdminRoutes(s, log)
 	})),
 	fx.Invoke(func(*Sender) {}), // built even though only the admin routes ask for it
 )

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -58,7 +59,11 @@ func newSender(cfg Config, tp trace.TracerProvider) *sender {
 		ForceAttemptHTTP2:   true,
 		TLSHandshakeTimeout: cfg.Timeout,
 		MaxIdleConnsPerHost: cfg.Concurrency,
-		IdleConnTimeout:     90 * time.Second,
+		// The answer's headers count in the 64 KiB read of an answer, as
+		// its body does: a receiver that sends more headers than that
+		// fails the attempt rather than being read up to the default 10 MB.
+		MaxResponseHeaderBytes: maxAnswerBytes,
+		IdleConnTimeout:        90 * time.Second,
 	}
 	return &sender{
 		client: &http.Client{
@@ -155,20 +160,22 @@ func failure(err error) attemptResult {
 	return attemptResult{outcome: outcomeError, reason: err.Error()}
 }
 
-// parseRetryAfter reads Retry-After, seconds or an HTTP date; 0 when it is
-// absent or unreadable.
+// parseRetryAfter reads Retry-After, seconds (digits only, RFC 9110
+// §10.2.3) or an HTTP date, at most MaxRetryWait in either form; 0 when it
+// is absent, unreadable or past.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return 0
+	if strings.Trim(v, "0123456789") == "" {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil { // more digits than an int64 holds: longer still
+			return MaxRetryWait
 		}
-		return time.Duration(min(secs, int64(48*time.Hour/time.Second))) * time.Second
+		return time.Duration(min(secs, int64(MaxRetryWait/time.Second))) * time.Second
 	}
 	if at, err := http.ParseTime(v); err == nil && at.After(now) {
-		return at.Sub(now)
+		return min(at.Sub(now), MaxRetryWait)
 	}
 	return 0
 }

@@ -246,7 +246,7 @@ func (o *Bolt) DeadLetters(_ context.Context, endpoint string, limit int) ([]Dea
 }
 
 // Redeliver implements Outbox.
-func (o *Bolt) Redeliver(ctx context.Context, id string) error {
+func (o *Bolt) Redeliver(ctx context.Context, id string, configured []string) error {
 	now := o.now()
 	return o.store.Update(ctx, func(tx *bolt.Tx) error {
 		dead := tx.Bucket(boltstore.DeadLetterBucket)
@@ -257,6 +257,9 @@ func (o *Bolt) Redeliver(ctx context.Context, id string) error {
 		var r boltRecord
 		if err := json.Unmarshal(v, &r); err != nil {
 			return err
+		}
+		if !slices.Contains(configured, r.Endpoint) {
+			return &NotConfiguredError{Endpoint: r.Endpoint}
 		}
 		r.Attempts, r.LastError, r.Died, r.Tx = 0, "", 0, tx.ID()
 		nv, err := pendingValue(r)

@@ -12,6 +12,7 @@ import (
 	"encoding/base32"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -96,8 +97,10 @@ type Outbox interface {
 	DeadLetters(ctx context.Context, endpoint string, limit int) ([]DeadLetter, error)
 	// Redeliver makes the dead letter id due now, with its attempts
 	// counted from zero again; ErrNotFound when there is no such dead
-	// letter.
-	Redeliver(ctx context.Context, id string) error
+	// letter, a *NotConfiguredError (and the letter stays) when its
+	// endpoint is not in configured: pending, it would be dropped as a
+	// removed endpoint's event, and a dead letter is kept.
+	Redeliver(ctx context.Context, id string, configured []string) error
 	// DropExcept removes the pending deliveries of every endpoint not in
 	// keep (endpoints removed from the configuration) and counts them by
 	// endpoint. Dead letters stay.
@@ -108,6 +111,14 @@ type Outbox interface {
 
 // ErrNotFound means no dead letter has the id.
 var ErrNotFound = errors.New("outbox: no such dead letter")
+
+// NotConfiguredError refuses to redeliver a dead letter whose endpoint is
+// not configured.
+type NotConfiguredError struct{ Endpoint string }
+
+func (e *NotConfiguredError) Error() string {
+	return fmt.Sprintf("outbox: the dead letter's endpoint %q is not configured", e.Endpoint)
+}
 
 // idEncoding spells ids in digits and lowercase letters, URL- and
 // header-safe, its alphabet in ASCII order so that the text sorts as the

@@ -226,13 +226,23 @@ func TestBuriedDeadLettersAreListedAndRedelivered(t *testing.T) {
 		if s := stats["a"]; s.Pending != 0 || s.DeadLetters != 1 || !s.OldestPending.IsZero() {
 			t.Fatalf("stats of a = %+v, want 1 dead letter, nothing pending", s)
 		}
-		if err := h.box.Redeliver(ctx, da.ID); err != nil {
+		// Its endpoint not configured: refused, and the letter stays.
+		for _, configured := range [][]string{nil, {"b"}} {
+			var nc *outbox.NotConfiguredError
+			if err := h.box.Redeliver(ctx, da.ID, configured); !errors.As(err, &nc) || nc.Endpoint != "a" {
+				t.Fatalf("Redeliver with endpoints %v = %v, want a NotConfiguredError of a", configured, err)
+			}
+		}
+		if dead, _ := h.box.DeadLetters(ctx, "a", 10); len(dead) != 1 || dead[0].ID != da.ID || dead[0].Attempts != 1 {
+			t.Fatalf("dead letters of a after a refused redeliver = %+v, want it kept as it was", dead)
+		}
+		if err := h.box.Redeliver(ctx, da.ID, []string{"b", "a"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.box.Redeliver(ctx, da.ID); !errors.Is(err, outbox.ErrNotFound) {
+		if err := h.box.Redeliver(ctx, da.ID, []string{"a"}); !errors.Is(err, outbox.ErrNotFound) {
 			t.Fatalf("second Redeliver = %v, want ErrNotFound", err)
 		}
-		if err := h.box.Redeliver(ctx, "msg_nope"); !errors.Is(err, outbox.ErrNotFound) {
+		if err := h.box.Redeliver(ctx, "msg_nope", []string{"a"}); !errors.Is(err, outbox.ErrNotFound) {
 			t.Fatalf("Redeliver(unknown) = %v, want ErrNotFound", err)
 		}
 		back := claimSoon(t, h.box, "a", 1, hour)[0]

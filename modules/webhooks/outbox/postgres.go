@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,8 +55,16 @@ WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
 WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
 	pgDeadSQL = `SELECT id, endpoint, body, created_at, dead_at, attempts, last_error FROM webhook_deliveries
 WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LIMIT $2`
-	pgRedeliverSQL = `UPDATE webhook_deliveries SET dead_at = NULL, attempts = 0, next_attempt_at = now(), last_error = ''
-WHERE id = $1 AND dead_at IS NOT NULL`
+	// pgRedeliverSQL redelivers the dead letter $1 if its endpoint is one
+	// of $2, in one statement; it returns the letter's endpoint and
+	// whether it was redelivered, and no row when there is no such letter.
+	pgRedeliverSQL = `WITH dead AS (
+  SELECT id, endpoint FROM webhook_deliveries WHERE id = $1 AND dead_at IS NOT NULL FOR UPDATE
+), redelivered AS (
+  UPDATE webhook_deliveries d SET dead_at = NULL, attempts = 0, next_attempt_at = now(), last_error = ''
+  FROM dead WHERE d.id = dead.id AND dead.endpoint = ANY($2) RETURNING d.id
+)
+SELECT dead.endpoint, EXISTS (SELECT 1 FROM redelivered) FROM dead`
 	pgDropSQL  = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
 	pgStatsSQL = `SELECT endpoint, count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL),
        min(created_at) FILTER (WHERE dead_at IS NULL)
@@ -148,12 +157,19 @@ func (o *Postgres) DeadLetters(ctx context.Context, endpoint string, limit int) 
 }
 
 // Redeliver implements Outbox.
-func (o *Postgres) Redeliver(ctx context.Context, id string) error {
-	tag, err := o.pool.Exec(ctx, pgRedeliverSQL, id)
-	if err == nil && tag.RowsAffected() == 0 {
+func (o *Postgres) Redeliver(ctx context.Context, id string, configured []string) error {
+	var endpoint string
+	var redelivered bool
+	err := o.pool.QueryRow(ctx, pgRedeliverSQL, id, configured).Scan(&endpoint, &redelivered)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
 		return ErrNotFound
+	case err != nil:
+		return err
+	case !redelivered:
+		return &NotConfiguredError{Endpoint: endpoint}
 	}
-	return err
+	return nil
 }
 
 // DropExcept implements Outbox.

@@ -1,0 +1,76 @@
+package webhooks
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
+)
+
+// Retry-After is waited at most MaxRetryWait in every form it comes in:
+// seconds of any length, and each of HTTP's three date formats.
+func TestRetryAfterIsCappedInEveryForm(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC) // a Tuesday
+	for v, want := range map[string]time.Duration{
+		"172800":                            48 * time.Hour,
+		"172801":                            48 * time.Hour,
+		"99999999":                          48 * time.Hour,
+		"99999999999999999999999":           48 * time.Hour, // past int64
+		"+120":                              0,              // not delay-seconds
+		"Wed, 24 Nov 2027 12:00:00 GMT":     48 * time.Hour, // a year ahead, RFC 1123
+		"Wednesday, 24-Nov-27 12:00:00 GMT": 48 * time.Hour, // RFC 850
+		"Wed Nov 24 12:00:00 2027":          48 * time.Hour, // ANSI C
+		"Fri, 31 Dec 9999 23:59:59 GMT":     48 * time.Hour,
+		"Thu, 26 Nov 2026 12:00:01 GMT":     48 * time.Hour,
+		"Thu, 26 Nov 2026 11:00:00 GMT":     47 * time.Hour,
+		"Thursday, 26-Nov-26 11:00:00 GMT":  47 * time.Hour,
+		"Thu Nov 26 11:00:00 2026":          47 * time.Hour,
+		"Tue, 24 Nov 2026 11:59:59 GMT":     0,
+	} {
+		if got := parseRetryAfter(v, now); got != want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+	d := &Dispatcher{cfg: Config{Retries: DefaultRetries}}
+	if got := d.backoff(1, parseRetryAfter("Wed, 24 Nov 2027 12:00:00 GMT", now)); got != 48*time.Hour {
+		t.Errorf("backoff after a Retry-After a year ahead = %v, want 48h", got)
+	}
+}
+
+// The answer's headers are read up to 64 KiB, as its body is: more fail
+// the attempt, whatever its status.
+func TestAnAnswersHeadersAreReadOnlySoFar(t *testing.T) {
+	secret := webhookstest.NewSecret()
+	answer := func(headerBytes int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			pad := strings.Repeat("x", 1000)
+			for i := range headerBytes / 1000 {
+				w.Header().Set("X-Pad-"+strconv.Itoa(i), pad)
+			}
+			w.WriteHeader(http.StatusOK)
+		}))
+	}
+	s := newSender(testConfig(), tracenoop.NewTracerProvider())
+	dl := outbox.Delivery{ID: outbox.NewID(), Body: []byte(`{"id":1,"name":"a"}`), Attempt: 1}
+	for _, c := range []struct {
+		headerBytes int
+		want        attemptResult
+	}{
+		{32 << 10, attemptResult{outcome: outcomeDelivered, status: http.StatusOK}},
+		{1 << 20, attemptResult{outcome: outcomeError, reason: "net/http: HTTP/1.x transport connection broken: net/http: server response headers exceeded 65536 bytes; aborted"}},
+	} {
+		srv := answer(c.headerBytes)
+		got := s.attempt(ctx, endpoint(t, "crm", srv.URL, secret), dl)
+		srv.Close()
+		if got != c.want {
+			t.Errorf("an answer with %d bytes of headers: %+v, want %+v", c.headerBytes, got, c.want)
+		}
+	}
+}
