@@ -417,7 +417,7 @@ func (d *Dispatcher) settle() {
 // once, and never shorter than the receiver's Retry-After.
 func (d *Dispatcher) backoff(n int, retryAfter time.Duration) time.Duration {
 	wait := d.cfg.Retries[min(n, len(d.cfg.Retries))-1]
-	wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
+	wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64())) //nolint:gosec // jitter spreads retries; nothing to guess
 	return max(wait, retryAfter)
 }
 

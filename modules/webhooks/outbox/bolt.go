@@ -60,7 +60,7 @@ func pendingValue(r boltRecord) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(record)), uint64(r.Created)), record...), nil
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(record)), uint64(r.Created)), record...), nil //nolint:gosec // a creation time after 1970: never negative
 }
 
 func decodePending(k, v []byte) (boltRecord, error) {
@@ -312,7 +312,8 @@ func (o *Bolt) Stats(context.Context) (map[string]Stats, error) {
 			ep := string(k[:bytes.IndexByte(k, 0)])
 			s := out[ep]
 			s.Pending++
-			if created := time.Unix(0, int64(binary.BigEndian.Uint64(v))); s.OldestPending.IsZero() || created.Before(s.OldestPending) {
+			created := time.Unix(0, int64(binary.BigEndian.Uint64(v))) //nolint:gosec // written from a non-negative int64 (pendingValue)
+			if s.OldestPending.IsZero() || created.Before(s.OldestPending) {
 				s.OldestPending = created
 			}
 			out[ep] = s
