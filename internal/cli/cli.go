@@ -148,10 +148,8 @@ func failed(stderr io.Writer, cmd string, err error) int {
 func message(err error) string {
 	msg := err.Error()
 	if apiErr, ok := errors.AsType[*client.Error](err); ok {
-		full := apiErr.Error()
-		if strings.HasSuffix(msg, full) {
-			msg = msg[:len(msg)-len(full)] + fmt.Sprintf("%d %s: %s", apiErr.Status, http.StatusText(apiErr.Status), apiErr.Message)
-		}
+		short := fmt.Sprintf("%d %s: %s", apiErr.Status, http.StatusText(apiErr.Status), apiErr.Message)
+		msg = strings.Replace(msg, apiErr.Error(), short, 1)
 	}
 	return msg
 }
