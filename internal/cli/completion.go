@@ -51,26 +51,28 @@ var Shells = []string{"bash", "zsh"}
 
 // Completion writes the completion script of shell for commands: after a
 // command's words it offers the words that continue it (subcommands, or
-// its fixed arguments) and its flags.
+// its fixed arguments), or its flags for a word that starts with "-".
 func Completion(w io.Writer, shell string, commands []Command) error {
-	// The words completed after each command line, keyed by the line.
-	offers := map[string][]string{}
+	// The words and the flags completed after each command line, keyed by
+	// the line.
+	words, flags := map[string][]string{}, map[string][]string{}
 	var lines []string
 	for _, c := range commands {
 		line := strings.Join(c.Words, " ")
 		if len(c.Words) > 0 {
-			parent := strings.Join(c.Words[:len(c.Words)-1], " ")
-			if !slices.Contains(offers[parent], c.Words[len(c.Words)-1]) {
-				offers[parent] = append(offers[parent], c.Words[len(c.Words)-1])
+			parent, last := strings.Join(c.Words[:len(c.Words)-1], " "), c.Words[len(c.Words)-1]
+			if !slices.Contains(words[parent], last) {
+				words[parent] = append(words[parent], last)
 			}
 		}
-		offers[line] = append(offers[line], c.Args...)
-		offers[line] = append(offers[line], c.Flags...)
+		words[line] = append(words[line], c.Args...)
+		flags[line] = append(flags[line], c.Flags...)
 		lines = append(lines, line)
 	}
 	var cases, known strings.Builder
 	for _, line := range lines {
-		fmt.Fprintf(&cases, "    %s) offer=%s ;;\n", shellQuote(line), shellQuote(strings.Join(offers[line], " ")))
+		fmt.Fprintf(&cases, "    %s) offer=%s flags=%s ;;\n", shellQuote(line),
+			shellQuote(strings.Join(words[line], " ")), shellQuote(strings.Join(flags[line], " ")))
 		if line != "" {
 			fmt.Fprintf(&known, "|%s", shellQuote(line))
 		}
@@ -103,9 +105,10 @@ _plantstore() {
     %s) cmdline=$next ;;
     esac
   done
-  local offer=""
+  local offer="" flags=""
   case "$cmdline" in
 %s  esac
+  [[ $cur == -* ]] && offer=$flags
   COMPREPLY=($(compgen -W "$offer" -- "$cur"))
 }
 complete -F _plantstore plantstore
@@ -123,9 +126,10 @@ _plantstore() {
     %s) cmdline=$next ;;
     esac
   done
-  local offer=""
+  local offer="" flags=""
   case "$cmdline" in
 %s  esac
+  [[ ${words[CURRENT]} == -* ]] && offer=$flags
   compadd -- ${=offer}
 }
 if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
