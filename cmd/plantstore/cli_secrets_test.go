@@ -28,7 +28,7 @@ func TestCLINeverPrintsASecret(t *testing.T) {
 	importFile := filepath.Join(dir, "plants.ndjson")
 	for path, content := range map[string]string{
 		tokenFile:    secrets["file"] + "\n",
-		webhooksFile: "endpoints:\n  - name: a\n    url: http://127.0.0.1:1/hook\n    secret: " + secrets["webhook"] + "\n",
+		webhooksFile: "endpoints:\n  - name: a\n    url: http://127.0.0.1:1/hook\n    secrets: [" + secrets["webhook"] + "]\n",
 		importFile:   `{"id":1,"name":"a"}` + "\n",
 	} {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -70,12 +70,18 @@ func TestCLINeverPrintsASecret(t *testing.T) {
 		[]string{"completion", "bash"}, []string{"completion", "zsh"}, []string{"completion", "fish"},
 		[]string{"healthcheck", "--help"}, []string{"healthcheck", "--bogus"},
 		[]string{"migrate", "--help"}, []string{"migrate", "--bogus"},
+		// A server that reads the tokens and the webhooks file, and refuses
+		// the file's plain-http endpoint.
+		[]string{"--store", "bolt", "--data-dir", filepath.Join(dir, "data"), "--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"},
 	)
 	var unauthorized int
-	for _, args := range runs {
+	for i, args := range runs {
 		var stdout, stderr bytes.Buffer
 		code := run(args, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
+		if i == len(runs)-1 && (code != 2 || !strings.Contains(out, `endpoint 1 ("a"): url: plain http is refused`)) {
+			t.Errorf("the server with the webhooks file = exit %d, %q; want 2 and the endpoint refused", code, out)
+		}
 		for source, secret := range secrets {
 			if strings.Contains(out, secret) {
 				t.Errorf("plantstore %s (exit %d) printed the %s secret:\n%s", strings.Join(args, " "), code, source, out)
