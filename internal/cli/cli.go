@@ -1,6 +1,7 @@
 // Package cli is the client side of the plantstore binary: `plantstore
 // plants create|get|list|update|delete`, `plantstore export` and
-// `plantstore import`, built on the Go client (package client).
+// `plantstore import`, built on the Go client (package client), and the
+// shell completion scripts of the whole binary.
 //
 // Exit codes: 0 on success, 1 for a failed operation (the server's message
 // on stderr), 2 for a usage error.
