@@ -63,6 +63,12 @@ help: ## list the targets
 build: ## a static binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/plantstore
 
+# GOBIN as go install uses it: $GOBIN, else $(go env GOPATH)/bin.
+.PHONY: install
+install: build ## copy the binary to GOBIN (default: GOPATH/bin), for plantstore on PATH
+	@dest="$$($(GO) env GOBIN)"; dest="$${dest:-$$($(GO) env GOPATH)/bin}"; \
+	mkdir -p "$$dest" && cp $(BIN) "$$dest/plantstore" && echo "plantstore: installed $$dest/plantstore"
+
 run: build ## serve on HTTP_ADDR (admin on ADMIN_ADDR) with the development token, plants in DATA_DIR
 	@echo "plantstore: serving on $(HTTP_ADDR) (admin $(ADMIN_ADDR)) with token $(DEV_TOKEN), plants kept in $(DATA_DIR)/plants.db. Try:"
 	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' $(api_url)/plants"

@@ -32,7 +32,7 @@ func TestCLIPlants(t *testing.T) {
 	s := startServer(t, testConfig(t))
 	wantCLI(t, s, 0, `{"id":1,"name":"Monstera","tag":"tropical"}`+"\n", "", "plants", "create", "1", "--name", "Monstera", "--tag", "tropical")
 	wantCLI(t, s, 0, `{"id":-5,"name":"Fern <&>"}`+"\n", "", "plants", "create", "--name", "Fern <&>", "--", "-5")
-	wantCLI(t, s, 1, "", "plantstore plants create: plantstore: 409 Conflict: plant 1 already exists with a different name or tag\n",
+	wantCLI(t, s, 1, "", "plantstore plants create: 409 Conflict: plant 1 already exists with a different name or tag\n",
 		"plants", "create", "1", "--name", "other")
 	code, out, _ := runCLI(t, s, "plants", "get", "1")
 	if code != 0 || !strings.HasPrefix(out, `{"id":1,"name":"Monstera","tag":"tropical","etag":"\"`) {
@@ -43,13 +43,13 @@ func TestCLIPlants(t *testing.T) {
 	wantCLI(t, s, 0, `[{"id":-5,"name":"Fern <&>"},{"id":1,"name":"Monstera","tag":"tropical"}]`+"\n", "", "plants", "list", "--limit", "1")
 	wantCLI(t, s, 0, `[{"id":1,"name":"Monstera","tag":"tropical"}]`+"\n", "", "plants", "list", "--tag", "tropical")
 	code, out, _ = runCLI(t, s, "plants", "update", "1", "--name", "Monstera deliciosa", "--if-match", `"`+etag+`"`)
-	if code != 0 || !strings.HasPrefix(out, `{"id":1,"name":"Monstera deliciosa","etag":`) {
+	if code != 0 || !strings.HasPrefix(out, `{"id":1,"name":"Monstera deliciosa","tag":"tropical","etag":`) {
 		t.Fatalf("update = %d %q", code, out)
 	}
-	wantCLI(t, s, 1, "", "plantstore plants update: plantstore: 412 Precondition Failed: plant 1 has changed: If-Match does not match its current ETag\n",
+	wantCLI(t, s, 1, "", "plantstore plants update: 412 Precondition Failed: plant 1 has changed: If-Match does not match its current ETag\n",
 		"plants", "update", "1", "--name", "x", "--if-match", `"`+etag+`"`)
 	wantCLI(t, s, 0, "", "", "plants", "delete", "1")
-	wantCLI(t, s, 1, "", "plantstore plants get: plantstore: 404 Not Found: plant 1 not found\n", "plants", "get", "1")
+	wantCLI(t, s, 1, "", "plantstore plants get: 404 Not Found: plant 1 not found\n", "plants", "get", "1")
 
 	// Usage errors: exit 2.
 	wantCLI(t, s, 2, "", "plantstore plants create: --name is required\n", "plants", "create", "2")

@@ -1,18 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/plantstore/plantstore/internal/buildinfo"
+	"github.com/plantstore/plantstore/internal/cli"
 	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/plants"
 )
 
 // printVersion is the "version" subcommand.
@@ -25,11 +31,17 @@ func printVersion(stdout io.Writer) int {
 // healthcheck is the "healthcheck" subcommand, for the image's HEALTHCHECK
 // (the runtime image has no curl): it asks the local admin listener's
 // /readyz and exits 0 when ready, 1 otherwise.
-func healthcheck(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+func healthcheck(args []string, stdout, stderr io.Writer) int {
+	fs, addr := healthcheckFlags()
 	fs.SetOutput(stderr)
-	addr := fs.String("admin-addr", envOr("PLANTSTORE_ADMIN_ADDR", ":9090"), "admin listen address of the server to check")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, "usage: plantstore healthcheck [--admin-addr HOST:PORT]\n\n"+
+				"Exits 0 when the server's admin listener answers /readyz with 200, 1 otherwise.\n\nflags:\n")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
 		return 2
 	}
 	host, port, err := net.SplitHostPort(*addr)
@@ -60,9 +72,144 @@ func healthcheck(args []string, stderr io.Writer) int {
 	return 0
 }
 
+func healthcheckFlags() (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+	fs.Usage = func() {}
+	addr := fs.String("admin-addr", envOr("PLANTSTORE_ADMIN_ADDR", ":9090"), "admin listen address of the server to check")
+	return fs, addr
+}
+
 func envOr(name, fallback string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v
 	}
 	return fallback
+}
+
+// commandsHelp is the list of commands in plantstore --help, between the
+// usage lines and the server's flags.
+const commandsHelp = `commands:
+  plantstore [flags]                 serve the API (the flags below)
+  plantstore plants create|get|list|update|delete ...
+                                     the plants of a running server, as its client
+  plantstore export [-f FILE]        every plant as NDJSON, in id order (a backup)
+  plantstore import [-f FILE]        create the plants of an export
+  plantstore migrate [flags]         bring the store's schema up to date and exit
+  plantstore healthcheck [flags]     exit 0 when the local server is ready
+  plantstore version | --version     print the version
+  plantstore completion bash|zsh     print a shell completion script
+  plantstore help [COMMAND]          this text, or a command's
+
+The client commands (plants, export, import) find the server with --url or
+PLANTSTORE_URL and authenticate with --token, --token-file or PLANTSTORE_TOKEN.
+plantstore COMMAND --help lists a command's flags.
+
+`
+
+// serverHelp prints plantstore --help: the server's usage with the list of
+// commands after its usage lines.
+func serverHelp(stdout io.Writer, args []string) int {
+	var usage bytes.Buffer
+	if _, err := parseConfig(args, &usage); !errors.Is(err, flag.ErrHelp) {
+		return -1
+	}
+	text := usage.String()
+	head, rest, ok := strings.Cut(text, "\n\n")
+	if !ok {
+		head, rest = "", text
+	} else {
+		head += "\n\n"
+	}
+	fmt.Fprint(stdout, head+commandsHelp+rest)
+	return 0
+}
+
+// wantsHelp reports whether args ask for the usage (-h, --help) before any
+// "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// help is `plantstore help [COMMAND]`.
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return serverHelp(stdout, []string{"--help"})
+	}
+	switch args[0] {
+	case "plants", "export", "import":
+		return cli.Run([]string{args[0], "--help"}, cli.IO{Stdout: stdout, Stderr: stderr})
+	case "migrate":
+		return migrate([]string{"--help"}, stdout, stderr)
+	case "healthcheck":
+		return healthcheck([]string{"--help"}, stdout, stderr)
+	case "version":
+		fmt.Fprint(stdout, "usage: plantstore version (or plantstore --version)\n\nPrints the version, the commit and the Go version as one JSON line.\n")
+		return 0
+	case "completion":
+		fmt.Fprint(stdout, completionUsage)
+		return 0
+	case "help":
+		fmt.Fprint(stdout, "usage: plantstore help [COMMAND]\n\nPrints plantstore's usage, or a command's.\n")
+		return 0
+	}
+	fmt.Fprintf(stderr, "plantstore help: unknown command %q (see plantstore --help)\n", args[0])
+	return 2
+}
+
+const completionUsage = `usage: plantstore completion bash|zsh
+
+Prints a script that completes plantstore's commands and flags:
+  bash: source <(plantstore completion bash)
+        (or save it in ~/.local/share/bash-completion/completions/plantstore)
+  zsh:  plantstore completion zsh > "${fpath[1]}/_plantstore"
+        (or source <(plantstore completion zsh) after compinit)
+`
+
+// completion is `plantstore completion bash|zsh`.
+func completion(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprint(stdout, completionUsage)
+		return 0
+	}
+	if len(args) != 1 || !slices.Contains(cli.Shells, args[0]) {
+		fmt.Fprintf(stderr, "plantstore completion: want one shell: %s (see plantstore completion --help)\n", strings.Join(cli.Shells, " or "))
+		return 2
+	}
+	if err := cli.Completion(stdout, args[0], completionCommands()); err != nil {
+		fmt.Fprintf(stderr, "plantstore completion: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// completionCommands are every command, its flags read from the flag sets
+// the commands parse, so that completion cannot drift from them.
+func completionCommands() []cli.Command {
+	var cfg config
+	server := newFlagSet(&cfg)
+	var migrateCfg struct {
+		Plants       plants.Config
+		StartTimeout time.Duration
+	}
+	migrateFS := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	migrateCfg.Plants.RegisterFlags(migrateFS)
+	registerStartTimeout(migrateFS, &migrateCfg.StartTimeout)
+	healthFS, _ := healthcheckFlags()
+	commands := []cli.Command{
+		{Flags: append(cli.FlagNames(server), "--help", "--version")},
+		{Words: []string{"version"}},
+		{Words: []string{"healthcheck"}, Flags: cli.FlagNames(healthFS)},
+		{Words: []string{"migrate"}, Flags: cli.FlagNames(migrateFS)},
+		{Words: []string{"completion"}, Args: cli.Shells},
+		{Words: []string{"help"}, Args: []string{"plants", "export", "import", "migrate", "healthcheck", "version", "completion"}},
+	}
+	return append(commands, cli.Commands()...)
 }

@@ -53,14 +53,23 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "version":
+		case "version", "--version", "-version":
 			return printVersion(stdout)
+		case "help":
+			return help(args[1:], stdout, stderr)
+		case "completion":
+			return completion(args[1:], stdout, stderr)
 		case "healthcheck":
-			return healthcheck(args[1:], stderr)
+			return healthcheck(args[1:], stdout, stderr)
 		case "migrate":
 			return migrate(args[1:], stdout, stderr)
 		case "plants", "export", "import": // the client side: internal/cli
 			return cli.Run(args, cli.IO{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
+		}
+	}
+	if wantsHelp(args) {
+		if code := serverHelp(stdout, args); code >= 0 {
+			return code
 		}
 	}
 	cfg, err := parseConfig(args, stdout)

@@ -92,15 +92,14 @@ func TestImportConflictsAndBadLines(t *testing.T) {
 	wantCLI(t, s, 0, `[{"id":2,"name":"b","tag":"t"}]`+"\n", "", "plants", "list", "--tag", "t")
 
 	for content, msg := range map[string]string{
-		`{"id":3,"name":"c"}` + "\n" + `{"id":4,"name":"d"` + "\n":    "line 2: not a plant: unexpected EOF",
+		`{"id":3,"name":"c"}` + "\n" + `{"id":4,"name":"d"` + "\n":    "line 2: the line ends before the JSON object is complete",
 		`{"id":3,"name":"c"}` + "\n\n" + `{"id":3,"name":"c"}` + "\n": "line 3: id 3 is already on line 1",
-		`{"id":3,"name":"c","color":"green"}` + "\n":                  `line 1: not a plant: json: unknown field "color"`,
-		`{"id":3.5,"name":"c"}` + "\n":                                `line 1: "id" 3.5 is not an int64`,
-		`{"id":3,"name":"c","tag":null}` + "\n":                       `line 1: "tag" must be a string`,
-		`{"id":3}` + "\n":                                             `line 1: "name" is required (a string)`,
-		`[1]` + "\n":                                                  "line 1: not a JSON object",
-		`{"id":3,"name":"c"} {"id":4,"name":"d"}` + "\n":              "line 1: data after the JSON object",
-		`{"id":3,"name":"` + strings.Repeat("x", 1025) + `"}` + "\n":  `line 1: "name" is over 1024 characters`,
+		`{"id":3.5,"name":"c"}` + "\n":                                `line 1: "id" must be an integer, not 3.5`,
+		`{"id":3,"name":"c","tag":null}` + "\n":                       `line 1: "tag" must be a string, not null`,
+		`{"id":3}` + "\n":                                             `line 1: "name" is required`,
+		`[1]` + "\n":                                                  "line 1: the line must be a JSON object, not an array",
+		`{"id":3,"name":"c"} {"id":4,"name":"d"}` + "\n":              "line 1: the line has data after the JSON object",
+		`{"id":3,"name":"` + strings.Repeat("x", 1025) + `"}` + "\n":  `line 1: "name" must be at most 1024 characters`,
 	} {
 		bad := write("bad.ndjson", content)
 		wantCLI(t, s, 1, "", "plantstore import: "+msg+"; nothing was imported\n", "import", "-f", bad)

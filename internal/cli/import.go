@@ -22,6 +22,28 @@ type counts struct {
 	Failed      int64 `json:"failed"`
 }
 
+const importSynopsis = "plantstore import [-f FILE] [--workers N] [--on-conflict fail|skip|overwrite] [flags]\n\n" +
+	"Creates the plants of an export (NDJSON, from stdin or FILE). The whole file is\n" +
+	"checked first, with the server's own rules: a bad line stops the import, naming\n" +
+	"the line, before any plant is sent."
+
+type importFlags struct {
+	common
+	file       string
+	workers    int
+	onConflict string
+}
+
+func newImportFlags(getenv func(string) string) (*flag.FlagSet, *importFlags) {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	f := &importFlags{}
+	fs.StringVar(&f.file, "f", "", "read this file instead of stdin")
+	fs.IntVar(&f.workers, "workers", 8, "concurrent requests")
+	fs.StringVar(&f.onConflict, "on-conflict", "fail", "a different plant under an id: fail, skip or overwrite")
+	f.register(fs, getenv)
+	return fs, f
+}
+
 // runImport is `plantstore import [-f FILE] [--workers N]
 // [--on-conflict=fail|skip|overwrite]`. The whole file is read and checked
 // first: a bad line stops the import with its number before a plant is
@@ -30,42 +52,37 @@ type counts struct {
 // different plant under its id follows --on-conflict: fail stops the
 // import (exit 1), skip leaves it, overwrite replaces it (PUT).
 func runImport(ctx context.Context, args []string, stdio IO) int {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	var c common
-	c.register(fs, stdio.Getenv)
-	file := fs.String("f", "", "read this file instead of stdin")
-	workers := fs.Int("workers", 8, "concurrent requests")
-	onConflict := fs.String("on-conflict", "fail", "a different plant under an id: fail, skip or overwrite")
-	if code, ok := parse(fs, args, stdio.Stderr); !ok {
+	fs, f := newImportFlags(stdio.Getenv)
+	if code, ok := parse(fs, args, stdio, importSynopsis); !ok {
 		return code
 	}
 	switch {
 	case fs.NArg() != 0:
 		return usageError(stdio.Stderr, "import", errors.New("takes no arguments"))
-	case *workers < 1:
-		return usageError(stdio.Stderr, "import", fmt.Errorf("--workers %d: want at least 1", *workers))
-	case *onConflict != "fail" && *onConflict != "skip" && *onConflict != "overwrite":
-		return usageError(stdio.Stderr, "import", fmt.Errorf("--on-conflict %q: want fail, skip or overwrite", *onConflict))
+	case f.workers < 1:
+		return usageError(stdio.Stderr, "import", fmt.Errorf("--workers %d: want at least 1", f.workers))
+	case f.onConflict != "fail" && f.onConflict != "skip" && f.onConflict != "overwrite":
+		return usageError(stdio.Stderr, "import", fmt.Errorf("--on-conflict %q: want fail, skip or overwrite", f.onConflict))
 	}
-	api, err := c.client()
+	api, err := f.client()
 	if err != nil {
 		return usageError(stdio.Stderr, "import", err)
 	}
 	in := stdio.Stdin
-	if *file != "" {
-		f, err := os.Open(*file)
+	if f.file != "" {
+		file, err := os.Open(f.file)
 		if err != nil {
 			return failed(stdio.Stderr, "import", err)
 		}
-		defer f.Close()
-		in = f
+		defer file.Close()
+		in = file
 	}
 	plants, err := readNDJSON(in)
 	if err != nil {
 		return failed(stdio.Stderr, "import", fmt.Errorf("%w; nothing was imported", err))
 	}
-	res, err := importPlants(ctx, api, plants, *workers, *onConflict, stdio.Stderr)
-	if perr := printCounts(stdio.Stdout, c.output, res); perr != nil && err == nil {
+	res, err := importPlants(ctx, api, plants, f.workers, f.onConflict, stdio.Stderr)
+	if perr := printCounts(stdio.Stdout, f.output, res); perr != nil && err == nil {
 		err = perr
 	}
 	if err != nil {

@@ -3,22 +3,23 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/plantstore/plantstore/client"
+	"github.com/plantstore/plantstore/modules/plants/plantjson"
 )
-
-// maxTextLength is the server's limit on a name or a tag, in code points;
-// checked here so that a file the server would refuse stops before any
-// plant is sent.
-const maxTextLength = 1024
 
 // maxLine bounds one NDJSON line: two maximal strings, escaped, and more.
 const maxLine = 1 << 20
+
+// lineSubject is what the decoder's messages call a line as a whole
+// ("line 3: the line repeats the key /name; ...").
+const lineSubject = "the line"
+
+// jsonSpace is the whitespace JSON allows around a value; other spaces
+// (U+00A0, U+0085) are the line's content, refused as the server would.
+const jsonSpace = " \t\r\n"
 
 // readNDJSON reads and validates a whole export: every line one object
 // {"id": int64, "name": string, "tag": string?}, no id twice. The first
@@ -32,7 +33,7 @@ func readNDJSON(r io.Reader) ([]client.Plant, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		b := bytes.Trim(sc.Bytes(), jsonSpace)
 		if len(b) == 0 {
 			continue
 		}
@@ -52,52 +53,14 @@ func readNDJSON(r io.Reader) ([]client.Plant, error) {
 	return plants, nil
 }
 
+// parseLine decodes one line with the API's own NewPlant decoder, so that
+// the check refuses exactly what the server would (invalid UTF-8, a repeated
+// key, an id written as a string, a missing name...) and, like the server,
+// ignores members it does not know.
 func parseLine(b []byte) (client.Plant, error) {
-	var rec struct {
-		ID   *json.Number    `json:"id"`
-		Name *string         `json:"name"`
-		Tag  json.RawMessage `json:"tag"` // "null" when null, so that it is refused
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if b[0] != '{' {
-		return client.Plant{}, fmt.Errorf("not a JSON object")
-	}
-	if err := dec.Decode(&rec); err != nil {
-		return client.Plant{}, fmt.Errorf("not a plant: %v", err)
-	}
-	if dec.More() {
-		return client.Plant{}, fmt.Errorf("data after the JSON object")
-	}
-	if rec.ID == nil {
-		return client.Plant{}, fmt.Errorf(`"id" is required`)
-	}
-	id, err := strconv.ParseInt(rec.ID.String(), 10, 64)
+	p, err := plantjson.DecodeNewPlantIn(b, lineSubject)
 	if err != nil {
-		return client.Plant{}, fmt.Errorf(`"id" %s is not an int64`, rec.ID.String())
+		return client.Plant{}, err
 	}
-	if rec.Name == nil {
-		return client.Plant{}, fmt.Errorf(`"name" is required (a string)`)
-	}
-	p := client.Plant{ID: id, Name: *rec.Name}
-	if len(rec.Tag) > 0 {
-		var tag *string
-		if err := json.Unmarshal(rec.Tag, &tag); err != nil || tag == nil {
-			return client.Plant{}, fmt.Errorf(`"tag" must be a string`)
-		}
-		p.Tag = tag
-	}
-	for field, s := range map[string]*string{"name": &p.Name, "tag": p.Tag} {
-		if s == nil {
-			continue
-		}
-		if utf8.RuneCountInString(*s) > maxTextLength {
-			return client.Plant{}, fmt.Errorf("%q is over %d characters", field, maxTextLength)
-		}
-		if bytes.IndexByte([]byte(*s), 0) >= 0 {
-			return client.Plant{}, fmt.Errorf("%q contains U+0000", field)
-		}
-	}
-	return p, nil
+	return client.Plant{ID: p.ID, Name: p.Name, Tag: p.Tag}, nil
 }

@@ -5,13 +5,79 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/plantstore/plantstore/client"
 )
 
+// plantsVerbs are the verbs of `plantstore plants`, in the usage's order.
+var plantsVerbs = []string{"create", "get", "list", "update", "delete"}
+
 const plantsUsage = "usage: plantstore plants create|get|list|update|delete [flags]"
+
+// plantsSynopses are each verb's usage line and what it does.
+var plantsSynopses = map[string]string{
+	"create": "plantstore plants create ID --name NAME [--tag TAG] [flags]\n\nCreates a plant; 409 when the id holds a different one.",
+	"get":    "plantstore plants get ID [flags]\n\nPrints a plant with its ETag (for --if-match).",
+	"list":   "plantstore plants list [--tag TAG] [--limit N] [flags]\n\nPrints every plant (or those with exactly the tag), walking all the pages.",
+	"update": "plantstore plants update ID --name NAME [--tag TAG | --no-tag] [--if-match ETAG] [flags]\n\n" +
+		"Renames a plant; its tag is kept unless --tag or --no-tag says otherwise.\n" +
+		"--tag replaces the tag (--tag '' is the empty tag), --no-tag removes it. Keeping\n" +
+		"the tag reads the plant first and replaces only the version read, so that a\n" +
+		"change made meanwhile is not overwritten (412 Precondition Failed).",
+	"delete": "plantstore plants delete ID [--if-match ETAG] [flags]\n\nDeletes a plant.",
+}
+
+// plantsFlags are the values of a plants verb's flags.
+type plantsFlags struct {
+	common
+	name, tag, ifMatch string
+	noTag              bool
+	limit              int
+}
+
+// newPlantsFlags defines the flags of `plantstore plants verb`; nil for an
+// unknown verb.
+func newPlantsFlags(verb string, getenv func(string) string) (*flag.FlagSet, *plantsFlags) {
+	if !slices.Contains(plantsVerbs, verb) {
+		return nil, nil
+	}
+	fs := flag.NewFlagSet("plants "+verb, flag.ContinueOnError)
+	f := &plantsFlags{}
+	switch verb {
+	case "create":
+		fs.StringVar(&f.name, "name", "", "the plant's name (required)")
+		fs.StringVar(&f.tag, "tag", "", "the plant's tag (none when not given)")
+	case "update":
+		fs.StringVar(&f.name, "name", "", "the plant's new name (required)")
+		fs.StringVar(&f.tag, "tag", "", "the plant's new tag (the stored one is kept when not given)")
+		fs.BoolVar(&f.noTag, "no-tag", false, "remove the plant's tag")
+		fs.StringVar(&f.ifMatch, "if-match", "", "update only while the plant has this ETag (from get), or \"*\"")
+	case "delete":
+		fs.StringVar(&f.ifMatch, "if-match", "", "delete only while the plant has this ETag (from get), or \"*\"")
+	case "list":
+		fs.IntVar(&f.limit, "limit", 1000, "page size while walking the pages (1 to 1000)")
+		fs.StringVar(&f.tag, "tag", "", "only plants with exactly this tag")
+	}
+	f.register(fs, getenv)
+	return fs, f
+}
+
+// plantsHelp is the text of `plantstore plants --help`.
+func plantsHelp() string {
+	var b strings.Builder
+	b.WriteString(plantsUsage + "\n\nThe plants of the API at --url (or $PLANTSTORE_URL), as JSON (-o table for people).\n\n")
+	for _, verb := range plantsVerbs {
+		synopsis, what, _ := strings.Cut(plantsSynopses[verb], "\n\n")
+		what, _, _ = strings.Cut(what, "\n")
+		fmt.Fprintf(&b, "  %s\n      %s\n", synopsis, what)
+	}
+	b.WriteString("\nplantstore plants VERB --help lists a verb's flags.\n")
+	return b.String()
+}
 
 // runPlants is `plantstore plants <verb>`.
 func runPlants(ctx context.Context, args []string, stdio IO) int {
@@ -19,57 +85,44 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 		return usageError(stdio.Stderr, "plants", errors.New(plantsUsage))
 	}
 	verb, args := args[0], args[1:]
-	fs := flag.NewFlagSet("plants "+verb, flag.ContinueOnError)
-	var c common
-	c.register(fs, stdio.Getenv)
-	var name, tag, ifMatch string
-	var limit int
 	switch verb {
-	case "create", "update":
-		fs.StringVar(&name, "name", "", "the plant's name (required)")
-		fs.StringVar(&tag, "tag", "", "the plant's tag (none when not given)")
-		if verb == "update" {
-			fs.StringVar(&ifMatch, "if-match", "", "update only while the plant has this ETag (from get), or \"*\"")
-		}
-	case "delete":
-		fs.StringVar(&ifMatch, "if-match", "", "delete only while the plant has this ETag (from get), or \"*\"")
-	case "list":
-		fs.IntVar(&limit, "limit", 1000, "page size while walking the pages (1 to 1000)")
-		fs.StringVar(&tag, "tag", "", "only plants with exactly this tag")
-	case "get":
-	default:
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdio.Stdout, plantsHelp())
+		return exitOK
+	}
+	fs, f := newPlantsFlags(verb, stdio.Getenv)
+	if fs == nil {
 		return usageError(stdio.Stderr, "plants", fmt.Errorf("unknown verb %q; %s", verb, plantsUsage))
 	}
-	positional, code, ok := parseInterleaved(fs, args, stdio)
+	cmd := "plants " + verb
+	positional, code, ok := parseInterleaved(fs, args, stdio, plantsSynopses[verb])
 	if !ok {
 		return code
 	}
-	cmd := "plants " + verb
-	api, err := c.client()
+	api, err := f.client()
 	if err != nil {
 		return usageError(stdio.Stderr, cmd, err)
 	}
+	set := setFlags(fs)
 	var tagPtr *string
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "tag" {
-			tagPtr = &tag
-		}
-	})
+	if slices.Contains(set, "tag") {
+		tagPtr = &f.tag
+	}
 	if verb == "list" {
 		if len(positional) != 0 {
 			return usageError(stdio.Stderr, cmd, errors.New("takes no arguments"))
 		}
-		if limit < 1 || limit > 1000 {
-			return usageError(stdio.Stderr, cmd, fmt.Errorf("--limit %d: want 1 to 1000", limit))
+		if f.limit < 1 || f.limit > 1000 {
+			return usageError(stdio.Stderr, cmd, fmt.Errorf("--limit %d: want 1 to 1000", f.limit))
 		}
 		plants := []client.Plant{}
-		for p, err := range api.All(ctx, client.ListOptions{Limit: limit, Tag: tagPtr}) {
+		for p, err := range api.All(ctx, client.ListOptions{Limit: f.limit, Tag: tagPtr}) {
 			if err != nil {
 				return failed(stdio.Stderr, cmd, err)
 			}
 			plants = append(plants, p)
 		}
-		return done(stdio, cmd, printPlants(stdio.Stdout, c.output, false, plants))
+		return done(stdio, cmd, printPlants(stdio.Stdout, f.output, false, plants))
 	}
 	if len(positional) != 1 {
 		return usageError(stdio.Stderr, cmd, errors.New("wants one plant id"))
@@ -78,27 +131,63 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 	if err != nil {
 		return usageError(stdio.Stderr, cmd, fmt.Errorf("id %q is not an int64", positional[0]))
 	}
-	if (verb == "create" || verb == "update") && !slices.ContainsFunc(setFlags(fs), func(n string) bool { return n == "name" }) {
+	if (verb == "create" || verb == "update") && !slices.Contains(set, "name") {
 		return usageError(stdio.Stderr, cmd, errors.New("--name is required"))
+	}
+	if f.noTag && tagPtr != nil {
+		return usageError(stdio.Stderr, cmd, errors.New("--tag and --no-tag exclude each other"))
 	}
 	var p client.Plant
 	switch verb {
 	case "create":
-		p = client.Plant{ID: id, Name: name, Tag: tagPtr}
+		p = client.Plant{ID: id, Name: f.name, Tag: tagPtr}
 		err = api.Create(ctx, p)
 	case "get":
 		p, err = api.Get(ctx, id)
 	case "update":
-		p, err = api.Update(ctx, client.Plant{ID: id, Name: name, Tag: tagPtr}, ifMatch)
+		if tagPtr == nil && !f.noTag {
+			p, err = renameKeepingTag(ctx, api, id, f.name, f.ifMatch)
+		} else {
+			p, err = api.Update(ctx, client.Plant{ID: id, Name: f.name, Tag: tagPtr}, f.ifMatch)
+		}
 	case "delete":
-		if err = api.Delete(ctx, id, ifMatch); err == nil {
+		if err = api.Delete(ctx, id, f.ifMatch); err == nil {
 			return exitOK
 		}
 	}
 	if err != nil {
 		return failed(stdio.Stderr, cmd, err)
 	}
-	return done(stdio, cmd, printPlants(stdio.Stdout, c.output, true, []client.Plant{p}))
+	return done(stdio, cmd, printPlants(stdio.Stdout, f.output, true, []client.Plant{p}))
+}
+
+// renameKeepingTag is `plants update` without --tag or --no-tag: the API's
+// PUT replaces the whole plant, so the stored tag is read and sent back,
+// and the PUT is conditional on the version read (If-Match its ETag):
+// a tag changed meanwhile is not silently overwritten (412). The user's
+// --if-match, when given, must name the version read.
+func renameKeepingTag(ctx context.Context, api *client.Client, id int64, name, ifMatch string) (client.Plant, error) {
+	stored, err := api.Get(ctx, id)
+	if err != nil {
+		return client.Plant{}, err
+	}
+	if ifMatch != "" && ifMatch != "*" && !listsETag(ifMatch, stored.ETag) {
+		// The server's own answer to this precondition.
+		return client.Plant{}, &client.Error{Status: http.StatusPreconditionFailed,
+			Message: "plant " + strconv.FormatInt(id, 10) + " has changed: If-Match does not match its current ETag"}
+	}
+	return api.Update(ctx, client.Plant{ID: id, Name: name, Tag: stored.Tag}, stored.ETag)
+}
+
+// listsETag reports whether the If-Match list (`"a", "b"`) names etag; a
+// weak tag (W/"a") never matches, as for If-Match on the server.
+func listsETag(list, etag string) bool {
+	for tag := range strings.SplitSeq(list, ",") {
+		if strings.TrimSpace(tag) == etag {
+			return true
+		}
+	}
+	return false
 }
 
 // done maps a write to stdout's error to the exit code.
@@ -119,9 +208,9 @@ func setFlags(fs *flag.FlagSet) []string {
 // parseInterleaved parses flags before and after positional arguments
 // (`get 5 -o table` as well as `get -o table 5`), which package flag alone
 // stops at.
-func parseInterleaved(fs *flag.FlagSet, args []string, stdio IO) (positional []string, code int, ok bool) {
+func parseInterleaved(fs *flag.FlagSet, args []string, stdio IO, synopsis string) (positional []string, code int, ok bool) {
 	for {
-		if code, ok := parse(fs, args, stdio.Stderr); !ok {
+		if code, ok := parse(fs, args, stdio, synopsis); !ok {
 			return nil, code, false
 		}
 		args = fs.Args()
