@@ -5,10 +5,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/repo"
 )
 
 // TestServingLineSaysWhatRuns: once the start has succeeded, one info line
@@ -49,6 +53,29 @@ func TestServingLineSaysWhatRuns(t *testing.T) {
 		if strings.Contains(out, s) {
 			t.Errorf("the output holds the secret %q", s)
 		}
+	}
+
+	// The README's example has the same fields.
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := regexp.MustCompile("`(\\{\"msg\":\"serving\"[^`]*)`").FindSubmatch(readme)
+	if example == nil {
+		t.Fatal("README.md shows no serving line")
+	}
+	var shown map[string]any
+	if err := json.Unmarshal(example[1], &shown); err != nil {
+		t.Fatalf("README's serving line %s: %v", example[1], err)
+	}
+	shownKeys, wantKeys := slices.Sorted(maps.Keys(shown)), slices.Sorted(maps.Keys(want))
+	wantKeys = slices.DeleteFunc(wantKeys, func(k string) bool { return k == "level" })
+	if !slices.Equal(shownKeys, wantKeys) {
+		t.Errorf("README's serving line has the fields %v, the program's %v", shownKeys, wantKeys)
 	}
 }
 
