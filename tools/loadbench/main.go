@@ -44,27 +44,12 @@ func main() {
 }
 
 func run(stores []string, connList string, duration time.Duration) error {
-	var concurrencies []int
-	for _, c := range strings.Split(connList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(c))
-		if err != nil || n < 1 {
-			return fmt.Errorf("bad concurrency %q", c)
-		}
-		concurrencies = append(concurrencies, n)
+	p, err := newPlan(stores, connList, duration, os.Getenv)
+	if err != nil {
+		return err
 	}
-	var measured []string
-	for _, store := range stores {
-		store = strings.TrimSpace(store)
-		if store == "postgres" && os.Getenv("PLANTSTORE_POSTGRES_URL") == "" {
-			fmt.Fprintln(os.Stderr, "loadbench: skipping postgres: PLANTSTORE_POSTGRES_URL is not set")
-			continue
-		}
-		measured = append(measured, store)
-	}
-	steps := len(measured) * len(concurrencies)
-	fmt.Fprintf(os.Stderr, "loadbench: creates (POST /plants, a new id each, on keep-alive connections) against a fresh plantstore "+
-		"on the %s store at %s connections, %v each: %d steps, about %v of load after the build\n",
-		strings.Join(measured, ", "), connList, duration, steps, time.Duration(steps)*duration)
+	p.announce(os.Stderr)
+	measured, concurrencies, steps := p.stores, p.concurrencies, p.steps()
 	work, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -96,6 +81,52 @@ func run(stores []string, connList string, duration time.Duration) error {
 		srv.stop()
 	}
 	return tw.Flush()
+}
+
+// plan is what a run measures: the stores (postgres only with a server to
+// measure), each at every concurrency, for duration.
+type plan struct {
+	stores        []string
+	skipped       []string // with the reason
+	concurrencies []int
+	duration      time.Duration
+}
+
+func newPlan(stores []string, connList string, duration time.Duration, getenv func(string) string) (plan, error) {
+	p := plan{duration: duration}
+	for _, c := range strings.Split(connList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 {
+			return p, fmt.Errorf("bad concurrency %q", c)
+		}
+		p.concurrencies = append(p.concurrencies, n)
+	}
+	for _, store := range stores {
+		store = strings.TrimSpace(store)
+		if store == "postgres" && getenv("PLANTSTORE_POSTGRES_URL") == "" {
+			p.skipped = append(p.skipped, "postgres: PLANTSTORE_POSTGRES_URL is not set")
+			continue
+		}
+		p.stores = append(p.stores, store)
+	}
+	return p, nil
+}
+
+func (p plan) steps() int { return len(p.stores) * len(p.concurrencies) }
+
+// announce says what the run measures and how long its load lasts, before
+// the build and the first step: a run of a minute or more is not silent.
+func (p plan) announce(w io.Writer) {
+	for _, s := range p.skipped {
+		fmt.Fprintln(w, "loadbench: skipping", s)
+	}
+	conns := make([]string, len(p.concurrencies))
+	for i, c := range p.concurrencies {
+		conns[i] = strconv.Itoa(c)
+	}
+	fmt.Fprintf(w, "loadbench: creates (POST /plants, a new id each, on keep-alive connections) against a fresh plantstore "+
+		"on the %s store at %s connections, %v each: %d steps, about %v of load after the build\n",
+		strings.Join(p.stores, ", "), strings.Join(conns, ","), p.duration, p.steps(), time.Duration(p.steps())*p.duration)
 }
 
 type server struct {
