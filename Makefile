@@ -53,12 +53,15 @@ GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOVULNCHECK   := golang.org/x/vuln/cmd/govulncheck@v1.8.0
 GOVULNDB      ?= https://vuln.go.dev
 
-.PHONY: help build run test lint bench chaos docker-build docker-run clean
+.PHONY: help version build run test lint bench chaos docker-build docker-run clean
 
 help: ## list the targets
 	@echo "make TARGET [VARIABLE=value ...]; targets:"
 	@sed -n 's/^\([a-z-]*\):.*## \(.*\)/  \1\t\2/p' $(MAKEFILE_LIST) | expand -t 16
 	@echo "variables: HTTP_ADDR=$(HTTP_ADDR) ADMIN_ADDR=$(ADMIN_ADDR) DATA_DIR=$(DATA_DIR) DEV_TOKEN=$(DEV_TOKEN) VERSION=$(VERSION) IMAGE=$(IMAGE) PKGS=$(PKGS)"
+
+version: ## print the version builds and images get (the image tag of make docker-build)
+	@echo $(VERSION)
 
 build: ## a static binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/plantstore
@@ -69,8 +72,10 @@ install: build ## copy the binary to GOBIN (default: GOPATH/bin), for plantstore
 	@dest="$$($(GO) env GOBIN)"; dest="$${dest:-$$($(GO) env GOPATH)/bin}"; \
 	mkdir -p "$$dest" && cp $(BIN) "$$dest/plantstore" && echo "plantstore: installed $$dest/plantstore"
 
+# The program says "serving" itself once its start succeeded (or one line
+# saying why not); until then this only says what it is starting.
 run: build ## serve on HTTP_ADDR (admin on ADMIN_ADDR) with the development token, plants in DATA_DIR
-	@echo "plantstore: serving on $(HTTP_ADDR) (admin $(ADMIN_ADDR)) with token $(DEV_TOKEN), plants kept in $(DATA_DIR)/plants.db. Try:"
+	@echo "plantstore: starting on $(HTTP_ADDR) (admin $(ADMIN_ADDR)) with token $(DEV_TOKEN), plants kept in $(DATA_DIR)/plants.db. Once it logs \"serving\", try:"
 	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' $(api_url)/plants"
 	PLANTSTORE_TOKENS=$(DEV_TOKEN) PLANTSTORE_HTTP_ADDR=$(HTTP_ADDR) PLANTSTORE_ADMIN_ADDR=$(ADMIN_ADDR) \
 	PLANTSTORE_STORE=bolt PLANTSTORE_DATA_DIR=$(DATA_DIR) PLANTSTORE_LOG_FORMAT=console "$(abspath $(BIN))"
@@ -84,9 +89,12 @@ lint: ## gofmt, go vet, golangci-lint, govulncheck
 	$(GO) run $(GOLANGCI_LINT) run ./...
 	@scripts/vulncheck.sh '$(GO) run $(GOVULNCHECK)' '$(GOVULNDB)'
 
-# The load benchmark: every store at 1, 8, 32 and 128 connections.
-# Postgres is included when PLANTSTORE_POSTGRES_URL is set.
-bench: ## the load benchmark (docs/performance.md)
+# The load benchmark: creates (POST /plants) on each store at 1, 8, 32 and
+# 128 connections, 5 s each; it says what it measures first, then a line per
+# step as it goes, then the table. Postgres is included when
+# PLANTSTORE_POSTGRES_URL is set. BENCHFLAGS="-stores bolt -conns 32
+# -duration 10s" narrows it (go run ./tools/loadbench -h lists the flags).
+bench: ## the load benchmark: creates per second, p50, p99, peak RSS per store and concurrency (docs/performance.md)
 	$(GO) run ./tools/loadbench $(BENCHFLAGS)
 
 # The fault-injection test (docs/reliability.md) for as long as asked: three
@@ -111,7 +119,7 @@ docker-build: ## the image, tagged IMAGE:VERSION and IMAGE:latest
 # volume, both ports on localhost only; docker stop waits out the drain and
 # shutdown (5 s + 20 s by default) before it kills. Ctrl-C stops it gracefully.
 docker-run: docker-build ## build the image and run it on 127.0.0.1:8080 (admin 127.0.0.1:9090)
-	@echo "plantstore: serving on 127.0.0.1:8080 (admin 127.0.0.1:9090) with token $(DEV_TOKEN). Try:"
+	@echo "plantstore: starting the container on 127.0.0.1:8080 (admin 127.0.0.1:9090) with token $(DEV_TOKEN). Once it logs \"serving\", try:"
 	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' http://127.0.0.1:8080/plants"
 	docker run --rm --name plantstore --read-only --stop-timeout 30 \
 		-e PLANTSTORE_TOKENS=$(DEV_TOKEN) -e PLANTSTORE_LOG_FORMAT=console \

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -53,6 +55,16 @@ func TestBadStartIsOneLine(t *testing.T) {
 		{name: "postgres unreachable", args: []string{"--store=postgres",
 			"--postgres-url=postgres://plantstore@" + closed + "/plantstore?sslmode=disable", "--postgres-connect-timeout=2s"},
 			stderr: "plantstore: postgres: migrate (--postgres-url): failed to connect to `user=plantstore database=plantstore`: " + closed, prefix: true},
+		{name: "bad value from env", env: []string{"PLANTSTORE_STORE=sqlite"},
+			stderr: `plantstore: PLANTSTORE_STORE "sqlite": want memory, bolt or postgres (see plantstore --help)`},
+		{name: "API port in use, from env", env: []string{"PLANTSTORE_HTTP_ADDR=" + busy},
+			stderr: "plantstore: api listener PLANTSTORE_HTTP_ADDR " + busy + ": address already in use"},
+		// No URL and no PG* variable: libpq tries the local socket as the
+		// current user, and its message alone names neither way to say
+		// where the database is.
+		{name: "postgres without a URL", args: []string{"--store=postgres", "--postgres-connect-timeout=2s"},
+			stderr: "plantstore: --store postgres: no database given: set --postgres-url (PLANTSTORE_POSTGRES_URL) or libpq's PG* variables " +
+				"(PGHOST, PGDATABASE, PGUSER, PGPASSWORD, ...); the default, the local socket, failed: failed to connect to `user=", prefix: true},
 		{name: "webhooks file missing", args: []string{"--store=bolt", "--webhooks-file=/nonexistent/webhooks.yaml"},
 			stderr: "plantstore: --webhooks-file: open /nonexistent/webhooks.yaml: no such file or directory"},
 		{name: "webhooks file refused", args: []string{"--store=bolt", "--webhooks-file=" + hooks},
@@ -118,4 +130,68 @@ func runBinary(t *testing.T, args []string, env ...string) (code int, stdout, st
 		t.Fatalf("plantstore %q did not exit within 30s; stderr:\n%s", args, errOut.String())
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+}
+
+// TestBadStartUnreadableTokensFile: a tokens file its owner made 0600 (as
+// docs/kubernetes.md's umask 077 does) cannot be read by the image's user,
+// uid 65532. The one line says the file cannot be read, names the flag as
+// it was set, and says which user the program runs as. As root the program
+// runs as 65532, as in the image; otherwise the file is made unreadable.
+func TestBadStartUnreadableTokensFile(t *testing.T) {
+	// A directory every user may enter, with a copy of the binary in it
+	// (the build's own directory is private to its user).
+	dir, err := os.MkdirTemp("", "plantstore-uid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(buildBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(dir, "plantstore")
+	if err := os.WriteFile(binary, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tokens := filepath.Join(dir, "tokens.txt")
+	if err := os.WriteFile(tokens, []byte("a-token-of-64-hex-digits\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uid, gid := os.Geteuid(), os.Getegid()
+	var runAs *syscall.SysProcAttr
+	if uid == 0 {
+		uid, gid = 65532, 65532
+		runAs = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	} else if err := os.Chmod(tokens, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, setting string
+		args, env     []string
+	}{
+		{"flag", "--tokens-file", []string{"--tokens-file=" + tokens}, nil},
+		{"env", "PLANTSTORE_TOKENS_FILE", nil, []string{"PLANTSTORE_TOKENS_FILE=" + tokens}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := exec.Command(binary, tc.args...)
+			c.SysProcAttr = runAs
+			c.Env = append([]string{"PATH=" + os.Getenv("PATH"), "PLANTSTORE_STORE=memory",
+				"PLANTSTORE_HTTP_ADDR=127.0.0.1:0", "PLANTSTORE_ADMIN_ADDR=127.0.0.1:0"}, tc.env...)
+			var stdout, stderr bytes.Buffer
+			c.Stdout, c.Stderr = &stdout, &stderr
+			err := c.Run()
+			if code := c.ProcessState.ExitCode(); code != 2 {
+				t.Fatalf("exit code %d (%v), want 2; stderr %q", code, err, stderr.String())
+			}
+			want := fmt.Sprintf("plantstore: %s %s: cannot read the file: permission denied "+
+				"(plantstore runs as uid %d, gid %d: make the file readable by that user or group, e.g. chown %d or chgrp %d and chmod g+r)\n",
+				tc.setting, tokens, uid, gid, uid, gid)
+			if stderr.String() != want || stdout.Len() != 0 {
+				t.Errorf("stdout %q, stderr\n got %q\nwant %q", stdout.String(), stderr.String(), want)
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,6 +32,10 @@ type config struct {
 	// StartTimeout bounds the whole start: every OnStart hook, the postgres
 	// migrations (and the wait for another replica's) among them.
 	StartTimeout time.Duration
+
+	// settings says where each value came from, so that an error names
+	// the setting as the user wrote it (see settingNames).
+	settings settingNames
 }
 
 // defaultStartTimeout is --start-timeout's default: longer than Fx's 15s,
@@ -45,33 +50,92 @@ const envPrefix = "PLANTSTORE"
 // error is meant to be printed as one line before exiting with code 2.
 func parseConfig(args []string, usage io.Writer) (config, error) {
 	var cfg config
-	if err := parseFlags(newFlagSet(&cfg), args, usage); err != nil {
+	settings, err := parseFlags(newFlagSet(&cfg), args, usage)
+	cfg.settings = settings
+	if err != nil {
 		return cfg, err
 	}
-	return cfg, oneLine(cfg.validate())
+	return cfg, settings.rename(oneLine(cfg.validate()))
 }
 
-// parseFlags parses args and the environment twins into fs's flags. On
-// --help it prints the usage of fs's flags to usage and returns
-// flag.ErrHelp; any other error is one line naming the flag or variable.
-func parseFlags(fs *flag.FlagSet, args []string, usage io.Writer) error {
+// parseFlags parses args and the environment twins into fs's flags, and
+// says which flags took their value from the environment. On --help it
+// prints the usage of fs's flags to usage and returns flag.ErrHelp; any
+// other error is one line naming the flag or variable.
+func parseFlags(fs *flag.FlagSet, args []string, usage io.Writer) (settingNames, error) {
 	var defaults bytes.Buffer // fs's defaults, for --help: fs's values are wrapped below
 	fs.SetOutput(&defaults)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard) // errors are reported by the caller, on one line
 	fs.Usage = func() {}     // the usage is for --help only: a mistake is one line
 	explain := explainValues(fs)
-	if err := ff.Parse(fs, args, ff.WithEnvVarPrefix(envPrefix)); err != nil {
+	// The command line first, then ff fills the flags it left unset from
+	// their twins (ff's own order; with no arguments its command-line pass
+	// sets nothing): whatever is set after the first pass only came from the
+	// environment.
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(usage, fs.Name(), defaults.String())
 		}
-		return explain(err)
+		return nil, explain(err)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	rest := fs.Args()
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	if err := ff.Parse(fs, nil, ff.WithEnvVarPrefix(envPrefix)); err != nil {
+		return nil, explain(err)
 	}
-	return nil
+	fromEnv := settingNames{}
+	fs.Visit(func(f *flag.Flag) {
+		if !onCommandLine[f.Name] {
+			fromEnv[f.Name] = true
+		}
+	})
+	if len(rest) > 0 {
+		return fromEnv, fmt.Errorf("unexpected argument %q", rest[0])
+	}
+	return fromEnv, nil
 }
+
+// settingNames holds the flags whose value came from their environment
+// twin. An error about such a value names the variable, which is what the
+// user wrote: PLANTSTORE_STORE "sqlite": ..., not --store "sqlite": ...
+type settingNames map[string]bool
+
+// settingSubject is a flag an error is about: followed by a colon, or by
+// its value and a colon (--store "sqlite": ..., --max-body-bytes -5: ...,
+// api listener --http-addr :8080: ...). A flag merely mentioned, as in
+// advice to set it, is not one.
+var settingSubject = regexp.MustCompile(`--([a-z][a-z0-9-]*)(:| "(?:[^"\\]|\\.)*":| [^ ]+:)`)
+
+// rename rewrites err's message so that each flag it is about that took
+// its value from the environment is named by its variable. errors.Is and
+// errors.As still see err.
+func (s settingNames) rename(err error) error {
+	if err == nil || len(s) == 0 {
+		return err
+	}
+	msg := err.Error()
+	renamed := settingSubject.ReplaceAllStringFunc(msg, func(m string) string {
+		name := settingSubject.FindStringSubmatch(m)[1]
+		if !s[name] {
+			return m
+		}
+		return envVar(name) + strings.TrimPrefix(m, "--"+name)
+	})
+	if renamed == msg {
+		return err
+	}
+	return &renamedError{msg: renamed, err: err}
+}
+
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 // newFlagSet defines every flag of the program, each filling its field of
 // cfg: each module's own, then main's. The manifest tests read the flags

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
-	"go.uber.org/dig"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -81,12 +80,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	var log *zap.Logger
-	app := newApp(cfg, fx.Populate(&log))
+	var (
+		log     *zap.Logger
+		servers *httpserver.Servers
+		tracing *telemetry.Tracing
+	)
+	app := newApp(cfg, fx.Populate(&log, &servers, &tracing))
 	if err := startApp(app, cfg.StartTimeout); err != nil {
-		fmt.Fprintf(stderr, "plantstore: %v\n", startError(err))
+		fmt.Fprintf(stderr, "plantstore: %v\n", cfg.settings.rename(startError(err, cfg)))
 		return 2
 	}
+	logServing(log, cfg, servers, tracing)
 	shutdown := <-app.Wait()
 	if code := stop(app, cfg, log, stderr); code != 0 {
 		return code
@@ -131,16 +135,6 @@ func stop(app *fx.App, cfg config, log *zap.Logger, stderr io.Writer) int {
 
 // listenerFlags name the flag that sets each listener's address.
 var listenerFlags = map[string]string{"api": "http-addr", "admin": "admin-addr"}
-
-// startError is the one line a failed start prints: the root cause, and for
-// a listener, its name and flag (admin listener --admin-addr :9090:
-// address already in use).
-func startError(err error) error {
-	if le, ok := errors.AsType[*httpserver.ListenError](err); ok {
-		return fmt.Errorf("%s listener --%s %s: %w", le.Listener, listenerFlags[le.Listener], le.Addr, le.Err)
-	}
-	return dig.RootCause(err)
-}
 
 // newApp wires the modules; tests pass extra options such as fx.Populate.
 func newApp(cfg config, extra ...fx.Option) *fx.App {

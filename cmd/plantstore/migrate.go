@@ -33,12 +33,12 @@ func migrate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	cfg.Plants.RegisterFlags(fs)
 	registerStartTimeout(fs, &cfg.StartTimeout)
-	err := parseFlags(fs, args, stdout)
+	settings, err := parseFlags(fs, args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err == nil {
-		err = oneLine(errors.Join(cfg.Plants.Validate(), validateStartTimeout(cfg.StartTimeout)))
+		err = settings.rename(oneLine(errors.Join(cfg.Plants.Validate(), validateStartTimeout(cfg.StartTimeout))))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "plantstore migrate: %v (see plantstore migrate --help)\n", err)
@@ -47,7 +47,10 @@ func migrate(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
 	defer cancel()
 	if err := migrateStore(ctx, cfg.Plants); err != nil {
-		fmt.Fprintf(stderr, "plantstore migrate: %v\n", err)
+		if e := noPostgresNamed(err, cfg.Plants); e != nil {
+			err = e
+		}
+		fmt.Fprintf(stderr, "plantstore migrate: %v\n", settings.rename(err))
 		return 2
 	}
 	fmt.Fprintf(stdout, "plantstore migrate: the %s store's schema is up to date\n", cfg.Plants.Store)

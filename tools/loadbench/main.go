@@ -1,7 +1,9 @@
 // Command loadbench is plantstore's own load benchmark (`make bench`). It
 // builds plantstore, starts it on each store, drives concurrent keep-alive
 // creates for a fixed time at several concurrencies, and prints requests per
-// second, p50, p99 and the server's peak RSS as a table.
+// second, p50, p99 and the server's peak RSS as a table. It says first what
+// it measures and how long that takes, and then each step as it starts, on
+// stderr, so that a run of a minute or more is not silent.
 //
 // It needs nothing but Go: the postgres store is measured when
 // PLANTSTORE_POSTGRES_URL points at a server, and skipped otherwise.
@@ -42,20 +44,19 @@ func main() {
 }
 
 func run(stores []string, connList string, duration time.Duration) error {
-	var concurrencies []int
-	for _, c := range strings.Split(connList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(c))
-		if err != nil || n < 1 {
-			return fmt.Errorf("bad concurrency %q", c)
-		}
-		concurrencies = append(concurrencies, n)
+	p, err := newPlan(stores, connList, duration, os.Getenv)
+	if err != nil {
+		return err
 	}
+	p.announce(os.Stderr)
+	measured, concurrencies, steps := p.stores, p.concurrencies, p.steps()
 	work, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "plantstore")
+	fmt.Fprintln(os.Stderr, "loadbench: building plantstore")
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/plantstore")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
@@ -64,17 +65,15 @@ func run(stores []string, connList string, duration time.Duration) error {
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "store\tconns\treq/s\tp50\tp99\terrors\tpeak RSS\t")
-	for _, store := range stores {
-		store = strings.TrimSpace(store)
-		if store == "postgres" && os.Getenv("PLANTSTORE_POSTGRES_URL") == "" {
-			fmt.Fprintln(os.Stderr, "loadbench: skipping postgres: PLANTSTORE_POSTGRES_URL is not set")
-			continue
-		}
+	step := 0
+	for _, store := range measured {
 		srv, err := startServer(bin, store, filepath.Join(work, store))
 		if err != nil {
 			return err
 		}
 		for i, c := range concurrencies {
+			step++
+			fmt.Fprintf(os.Stderr, "loadbench: [%d/%d] %s store, %d connections, %v\n", step, steps, store, c, duration)
 			srv.resetPeakRSS()
 			res := load(srv.url, c, duration, int64(i+1)<<40)
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%v\t%v\t%d\t%s\t\n", store, c, res.rps, res.p50, res.p99, res.errors, srv.peakRSS())
@@ -82,6 +81,52 @@ func run(stores []string, connList string, duration time.Duration) error {
 		srv.stop()
 	}
 	return tw.Flush()
+}
+
+// plan is what a run measures: the stores (postgres only with a server to
+// measure), each at every concurrency, for duration.
+type plan struct {
+	stores        []string
+	skipped       []string // with the reason
+	concurrencies []int
+	duration      time.Duration
+}
+
+func newPlan(stores []string, connList string, duration time.Duration, getenv func(string) string) (plan, error) {
+	p := plan{duration: duration}
+	for _, c := range strings.Split(connList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 {
+			return p, fmt.Errorf("bad concurrency %q", c)
+		}
+		p.concurrencies = append(p.concurrencies, n)
+	}
+	for _, store := range stores {
+		store = strings.TrimSpace(store)
+		if store == "postgres" && getenv("PLANTSTORE_POSTGRES_URL") == "" {
+			p.skipped = append(p.skipped, "postgres: PLANTSTORE_POSTGRES_URL is not set")
+			continue
+		}
+		p.stores = append(p.stores, store)
+	}
+	return p, nil
+}
+
+func (p plan) steps() int { return len(p.stores) * len(p.concurrencies) }
+
+// announce says what the run measures and how long its load lasts, before
+// the build and the first step: a run of a minute or more is not silent.
+func (p plan) announce(w io.Writer) {
+	for _, s := range p.skipped {
+		fmt.Fprintln(w, "loadbench: skipping", s)
+	}
+	conns := make([]string, len(p.concurrencies))
+	for i, c := range p.concurrencies {
+		conns[i] = strconv.Itoa(c)
+	}
+	fmt.Fprintf(w, "loadbench: creates (POST /plants, a new id each, on keep-alive connections) against a fresh plantstore "+
+		"on the %s store at %s connections, %v each: %d steps, about %v of load after the build\n",
+		strings.Join(p.stores, ", "), strings.Join(conns, ","), p.duration, p.steps(), time.Duration(p.steps())*p.duration)
 }
 
 type server struct {

@@ -5,7 +5,7 @@
 // PGDATABASE) pointing at it, and removes the cluster when the command
 // ends. It is how the postgres benchmarks run:
 //
-//	go run ./tools/pgcluster -- ../shared/bench/compare.sh postgres
+//	go run ./tools/pgcluster -migrate -- make bench
 //	go run ./tools/pgcluster -migrate -- pgbench -n -c 32 -j 2 -T 10 -M prepared -f tools/pgcluster/insert.sql
 package main
 
