@@ -7,12 +7,13 @@
 #
 # usage (from the project root; pgcluster starts and removes the server):
 #   go run ./tools/pgcluster -migrate -- tools/pgcluster/bench.sh [rounds] [connections] [seconds]
-# COMPARE names compare.sh (default ../shared/bench/compare.sh). compare.sh
+# COMPARE names a compare.sh (the create path against a bare net/http
+# floor; it is not part of this repository, so it must be given). compare.sh
 # listens on fixed ports, so each round first waits for them to be free: two
 # runs at once would measure each other's servers.
 set -euo pipefail
 rounds=${1:-5} conns=${2:-32} secs=${3:-10}
-compare=${COMPARE:-../shared/bench/compare.sh}
+compare=${COMPARE:?set COMPARE to the path of a compare.sh}
 here=$(cd "$(dirname "$0")" && pwd)
 : "${PLANTSTORE_POSTGRES_URL:?run under pgcluster, or point PLANTSTORE_POSTGRES_URL and the PG* variables at a server}"
 
