@@ -180,6 +180,9 @@ func TestVerifierPrincipal(t *testing.T) {
 		{"scope as a list", "svc-c", map[string]any{"scope": []string{"plants:read"}}, []string{principal.ScopePlantsRead}},
 		{"no scope claim", "svc-d", nil, nil},
 		{"ServiceAccount mapped", "system:serviceaccount:shop:web", nil, []string{principal.ScopePlantsRead, principal.ScopePlantsWrite}},
+		{"no-break space: one unknown scope", "svc-e", map[string]any{"scope": "plants:read\u00a0plants:write"}, nil},
+		{"tab: one unknown scope", "svc-f", map[string]any{"scope": "plants:read\tplants:write"}, nil},
+		{"spaces repeated and around", "svc-g", map[string]any{"scope": "  plants:write   plants:read "}, []string{principal.ScopePlantsWrite, principal.ScopePlantsRead}},
 		{"claim and mapping joined", "svc-scoped", map[string]any{"scope": "plants:read plants:write"}, []string{principal.ScopePlantsRead, principal.ScopePlantsWrite}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
