@@ -13,8 +13,8 @@ import (
 // Conditional requests (RFC 9110 §13). A plant's ETag is strong (see ETag),
 // If-Match compares strongly and If-None-Match weakly, as §13.1.1 and
 // §13.1.2 require; "*" matches any stored plant. One evaluation
-// (preconditions.evaluate) serves GET, HEAD, PUT and DELETE, in the order
-// of §13.2.2: If-Match first, then If-None-Match. If-Unmodified-Since and
+// (preconditions.evaluate) serves GET, HEAD, PUT and DELETE, in HTTP's
+// order: If-Match first, then If-None-Match. If-Unmodified-Since and
 // If-Modified-Since are not evaluated: a plant has no Last-Modified, and
 // without one a server ignores them.
 
