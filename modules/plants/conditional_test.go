@@ -149,7 +149,7 @@ func (s *changeOnce) Get(ctx context.Context, id int64) (plant.Plant, error) {
 	p, err := s.Store.Get(ctx, id)
 	if err == nil {
 		s.once.Do(func() {
-			if err := s.Store.Replace(ctx, s.next, nil); err != nil {
+			if err := s.Replace(ctx, s.next, nil); err != nil {
 				panic(err)
 			}
 		})
@@ -219,7 +219,7 @@ func (s *changeAlways) Get(ctx context.Context, id int64) (plant.Plant, error) {
 	p, err := s.Store.Get(ctx, id)
 	if err == nil {
 		s.n++
-		err = s.Store.Replace(ctx, plant.Plant{ID: id, Name: "changed-" + strconv.Itoa(s.n)}, nil)
+		err = s.Replace(ctx, plant.Plant{ID: id, Name: "changed-" + strconv.Itoa(s.n)}, nil)
 	}
 	return p, err
 }

@@ -196,7 +196,7 @@ func (s *changingStore) Get(ctx context.Context, id int64) (plant.Plant, error) 
 	p, err := s.Store.Get(ctx, id)
 	if err == nil {
 		s.n++
-		err = s.Store.Replace(ctx, plant.Plant{ID: id, Name: "changed-" + strings.Repeat("x", s.n)}, nil)
+		err = s.Replace(ctx, plant.Plant{ID: id, Name: "changed-" + strings.Repeat("x", s.n)}, nil)
 	}
 	return p, err
 }

@@ -2,6 +2,7 @@ package jwtauth
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -53,7 +54,8 @@ func TestKeySourceSharesOneFetch(t *testing.T) {
 		go func() {
 			_, err := ti.verifier.Authenticate(ctx, token)
 			reason := ""
-			if f, ok := err.(*Failure); ok {
+			var f *Failure
+			if errors.As(err, &f) {
 				reason = f.Reason
 			} else if err != nil {
 				reason = err.Error()
