@@ -135,10 +135,12 @@ const (
 // Transfer-Encoding.
 type framingScanner struct {
 	state   int
-	line    []byte // the current line's first maxKeptLine bytes
-	lineLen int    // its full length so far
-	remain  int64  // body or chunk bytes still to pass; 2 for inChunkEnd
-	heads   int64  // request heads seen that net/http hands to a handler
+	line    []byte   // the current line's first maxKeptLine bytes
+	lineLen int      // its full length so far
+	tail    [16]byte // its last bytes (a request line ends with its version)
+	tailLen int
+	remain  int64 // body or chunk bytes still to pass; 2 for inChunkEnd
+	heads   int64 // request heads seen that net/http hands to a handler
 
 	// the head being read
 	sawRequestLine bool
@@ -186,6 +188,9 @@ func (s *framingScanner) feed(p []byte, rec *framingRecord) {
 			if keep := maxKeptLine - len(s.line); keep > 0 {
 				s.line = append(s.line, chunk[:min(keep, len(chunk))]...)
 			}
+			if s.state == inHead && !s.sawRequestLine {
+				s.keepTail(chunk)
+			}
 			s.lineLen += len(chunk)
 			if i < 0 {
 				if s.state == inChunkSize && s.lineLen > maxChunkLine {
@@ -196,14 +201,29 @@ func (s *framingScanner) feed(p []byte, rec *framingRecord) {
 			p = p[i+1:]
 			line := bytes.TrimSuffix(s.line, []byte{'\r'})
 			long := s.lineLen > maxKeptLine
-			s.line, s.lineLen = s.line[:0], 0
-			s.endLine(line, long, rec)
+			tail := bytes.TrimSuffix(s.tail[:s.tailLen], []byte{'\r'})
+			s.line, s.lineLen, s.tailLen = s.line[:0], 0, 0
+			s.endLine(line, tail, long, rec)
 		}
 	}
 }
 
-// endLine handles one complete line; long says it was cut to maxKeptLine.
-func (s *framingScanner) endLine(line []byte, long bool, rec *framingRecord) {
+// keepTail keeps the last bytes of the line read so far.
+func (s *framingScanner) keepTail(chunk []byte) {
+	if len(chunk) >= len(s.tail) {
+		s.tailLen = copy(s.tail[:], chunk[len(chunk)-len(s.tail):])
+		return
+	}
+	if over := s.tailLen + len(chunk) - len(s.tail); over > 0 {
+		copy(s.tail[:], s.tail[over:s.tailLen])
+		s.tailLen -= over
+	}
+	s.tailLen += copy(s.tail[s.tailLen:], chunk)
+}
+
+// endLine handles one complete line: its first maxKeptLine bytes (long
+// says it had more) and its last bytes.
+func (s *framingScanner) endLine(line, tail []byte, long bool, rec *framingRecord) {
 	switch s.state {
 	case inChunkSize:
 		if long {
@@ -228,18 +248,18 @@ func (s *framingScanner) endLine(line []byte, long bool, rec *framingRecord) {
 			s.state = inHead
 		}
 	case inHead:
-		s.headLine(line, long, rec)
+		s.headLine(line, tail, long, rec)
 	}
 }
 
 // headLine handles a line of a request head.
-func (s *framingScanner) headLine(line []byte, long bool, rec *framingRecord) {
+func (s *framingScanner) headLine(line, tail []byte, long bool, rec *framingRecord) {
 	if !s.sawRequestLine {
 		if len(line) == 0 {
 			return // net/http skips the empty lines some clients send between requests
 		}
 		s.sawRequestLine = true
-		s.http11 = bytes.HasSuffix(line, []byte(" HTTP/1.1"))
+		s.http11 = bytes.HasSuffix(tail, []byte(" HTTP/1.1")) // the target may be longer than the line kept
 		// net/http answers "OPTIONS *" itself, without a handler.
 		s.counted = !bytes.HasPrefix(line, []byte("OPTIONS * "))
 		return

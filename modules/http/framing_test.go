@@ -121,7 +121,8 @@ func TestAmbiguousFramingClosesTheConnection(t *testing.T) {
 // bodies hold what looks like an ambiguous head (chunked, and by length)
 // are served as the bodies they are, and only the truly ambiguous request
 // after them is refused; an OPTIONS * (which net/http answers itself) does
-// not shift the count.
+// not shift the count, and a chunked request with a long target is
+// HTTP/1.1 still.
 func TestFramingFollowsBodies(t *testing.T) {
 	s := framingServers(t)
 	c := dialRaw(t, s.APIAddr())
@@ -131,9 +132,11 @@ func TestFramingFollowsBodies(t *testing.T) {
 	sized := "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: " + itoa(len(decoy)) + "\r\n\r\n" + decoy
 	options := "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"
 	plain := "GET /c HTTP/1.1\r\nHost: x\r\n\r\n"
+	longTarget := "/" + strings.Repeat("p", 300)
+	longChunked := "POST " + longTarget + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
 	ambiguous := "POST /d HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n"
 	// Sent in pieces of 7 bytes, so that no head arrives whole.
-	all := chunked + sized + options + plain + ambiguous
+	all := chunked + sized + options + plain + longChunked + ambiguous
 	go func() {
 		for i := 0; i < len(all); i += 7 {
 			if _, err := io.WriteString(c, all[i:min(i+7, len(all))]); err != nil {
@@ -149,6 +152,7 @@ func TestFramingFollowsBodies(t *testing.T) {
 		{200, "ok:POST /b:" + decoy},
 		{200, ""}, // OPTIONS *
 		{200, "ok:GET /c:"},
+		{200, "ok:POST " + longTarget + ":abc"}, // a request line longer than the scanner keeps
 	} {
 		status, closes, body := c.answer(t)
 		if status != want.status || closes || body != want.body {
