@@ -3,6 +3,7 @@ package httpserver
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -21,7 +22,8 @@ import (
 // framingConn therefore reads the request heads as they pass on the
 // connection, ahead of net/http, and tells the handlers which request on
 // it was ambiguous: that request is refused with 400 and the connection
-// closed after the answer, on both listeners. A connection whose bytes it
+// closed after the answer, on both listeners (an "OPTIONS *", which
+// net/http answers without a handler, ends the connection with its head). A connection whose bytes it
 // cannot follow (a framing it does not parse as net/http would) is closed
 // after the next answer, never kept on a guess.
 
@@ -97,10 +99,16 @@ type framingConn struct {
 }
 
 func (c *framingConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	cut := c.scan.cut
+	c.mu.Unlock()
+	if cut {
+		return 0, io.EOF
+	}
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.mu.Lock()
-		c.scan.feed(p[:n], &c.record)
+		n = c.scan.feed(p[:n], &c.record)
 		c.mu.Unlock()
 	}
 	return n, err
@@ -141,6 +149,7 @@ type framingScanner struct {
 	tailLen int
 	remain  int64 // body or chunk bytes still to pass; 2 for inChunkEnd
 	heads   int64 // request heads seen that net/http hands to a handler
+	cut     bool  // the connection ends after the bytes fed so far
 
 	// the head being read
 	sawRequestLine bool
@@ -152,7 +161,10 @@ type framingScanner struct {
 	lastField      string // "content-length", "transfer-encoding" or "": continuation lines join it
 }
 
-func (s *framingScanner) feed(p []byte, rec *framingRecord) {
+// feed follows p and says how many of its bytes net/http may read: all,
+// unless the connection is cut after an ambiguous head no handler sees.
+func (s *framingScanner) feed(p []byte, rec *framingRecord) int {
+	total := len(p)
 	for len(p) > 0 && s.state != stopped {
 		switch s.state {
 		case inBody, inChunkData:
@@ -173,7 +185,7 @@ func (s *framingScanner) feed(p []byte, rec *framingRecord) {
 			}
 			if p[0] != want {
 				s.lose(rec)
-				return
+				return total
 			}
 			p = p[1:]
 			if s.remain--; s.remain == 0 {
@@ -196,7 +208,7 @@ func (s *framingScanner) feed(p []byte, rec *framingRecord) {
 				if s.state == inChunkSize && s.lineLen > maxChunkLine {
 					s.lose(rec)
 				}
-				return
+				return total
 			}
 			p = p[i+1:]
 			line := bytes.TrimSuffix(s.line, []byte{'\r'})
@@ -204,8 +216,12 @@ func (s *framingScanner) feed(p []byte, rec *framingRecord) {
 			tail := bytes.TrimSuffix(s.tail[:s.tailLen], []byte{'\r'})
 			s.line, s.lineLen, s.tailLen = s.line[:0], 0, 0
 			s.endLine(line, tail, long, rec)
+			if s.cut {
+				return total - len(p)
+			}
 		}
 	}
+	return total
 }
 
 // keepTail keeps the last bytes of the line read so far.
@@ -305,9 +321,14 @@ func (s *framingScanner) endHead(rec *framingRecord) {
 	if s.counted {
 		s.heads++
 	}
-	hasTE, hasCL, http11, clBad, n := s.hasTE, s.hasCL, s.http11, s.clBad, s.contentLength
+	hasTE, hasCL, http11, clBad, n, counted := s.hasTE, s.hasCL, s.http11, s.clBad, s.contentLength, s.counted
 	s.sawRequestLine, s.http11, s.counted, s.hasCL, s.hasTE, s.clBad, s.contentLength, s.lastField = false, false, false, false, false, false, 0, ""
 	switch {
+	case hasTE && (hasCL || !http11) && !counted:
+		// net/http answers this one itself ("OPTIONS *"), so no handler
+		// can close the connection: it ends with this head instead, and
+		// what follows is never read.
+		s.state, s.cut = stopped, true
 	case hasTE && (hasCL || !http11):
 		rec.ambiguousAt.CompareAndSwap(0, s.heads)
 		s.state = stopped // the connection closes after this request's answer
