@@ -23,9 +23,10 @@ import (
 // connection, ahead of net/http, and tells the handlers which request on
 // it was ambiguous: that request is refused with 400 and the connection
 // closed after the answer, on both listeners (an "OPTIONS *", which
-// net/http answers without a handler, ends the connection with its head). A connection whose bytes it
-// cannot follow (a framing it does not parse as net/http would) is closed
-// after the next answer, never kept on a guess.
+// net/http answers without a handler, ends the connection with its head).
+// A connection whose bytes it cannot follow (a framing it does not parse
+// as net/http would) is closed after the next answer, never kept on a
+// guess.
 
 // framingListener wraps each accepted connection in a framingConn.
 type framingListener struct{ net.Listener }
