@@ -92,6 +92,11 @@ func TestJWTScopes(t *testing.T) {
 		{"plants:write as an scp list", js.token(js.ec, "loader", "", func(c map[string]any) { c["scp"] = []string{"plants:write"} }), map[string]bool{write: true}},
 		{"ServiceAccount mapped to plants:read", js.token(js.rsa, js.mappedSA, ""), map[string]bool{read: true}},
 		{"no scope at all", js.token(js.rsa, "nobody", ""), map[string]bool{}},
+		// Scope tokens are separated by U+0020 only: joined by another
+		// space character, two scopes are one unknown scope.
+		{"no-break space joins one unknown scope", js.token(js.ec, "nbsp", "plants:read\u00a0plants:write"), map[string]bool{}},
+		{"tab joins one unknown scope", js.token(js.ec, "tab", "plants:read\tplants:write"), map[string]bool{}},
+		{"a space beside a no-break space", js.token(js.ec, "mixed", "plants:write\u00a0plants:read  plants:read"), map[string]bool{read: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assertScopes(t, js.testServer, tc.token, tc.has) })
 	}

@@ -82,6 +82,28 @@ func testUpdatePlant(t *testing.T, cfg config) {
 		}
 	}
 
+	// Preconditions hold on every method (each answer validated against
+	// the OpenAPI document): If-Match on a GET, If-None-Match on a PUT
+	// and a DELETE, a malformed one a 400 everywhere.
+	current := s.get(t, "/plants/1")
+	assertErrorMessage(t, s.conditional(t, http.MethodGet, "/plants/1", "", "If-Match", etag),
+		http.StatusPreconditionFailed, "plant 1 has changed: If-Match does not match its current ETag")
+	assertErrorMessage(t, s.conditional(t, http.MethodPut, "/plants/1", `{"name":"x"}`, "If-None-Match", "*"),
+		http.StatusPreconditionFailed, "plant 1 exists; If-None-Match: * requires that it not")
+	assertErrorMessage(t, s.conditional(t, http.MethodDelete, "/plants/1", "", "If-None-Match", current.Header.Get("ETag")),
+		http.StatusPreconditionFailed, "plant 1 has not changed: If-None-Match lists its current ETag")
+	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+		body := ""
+		if method == http.MethodPut {
+			body = `{"name":"x"}`
+		}
+		assertErrorMessage(t, s.conditional(t, method, "/plants/1", body, "If-None-Match", "x"),
+			http.StatusBadRequest, `If-None-Match must be "*" or a list of entity tags such as "abc", not "x"`)
+	}
+	if after := s.get(t, "/plants/1"); string(after.Body) != string(current.Body) {
+		t.Fatalf("after refused requests the plant is %s, want %s", after.Body, current.Body)
+	}
+
 	if r := s.conditional(t, http.MethodDelete, "/plants/1", "", "If-Match", "*"); r.Status != http.StatusNoContent {
 		t.Fatalf("DELETE If-Match: * = %d %s, want 204", r.Status, r.Body)
 	}

@@ -30,7 +30,7 @@ func ParseTokens(text string) ([]TokenLine, error) {
 	var out []TokenLine
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
-		fields := strings.Fields(sc.Text())
+		fields := principal.ConfigFields(sc.Text())
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}

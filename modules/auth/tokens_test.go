@@ -107,6 +107,9 @@ func TestParseTokensRefuses(t *testing.T) {
 		{"secret-1 PLANTS:READ\n", `tokens file line 1: unknown scope "PLANTS:READ" (known: plants:read, plants:write)`},
 		{"# c\n\nsecret-1 name=a name=b\n", "tokens file line 3: want one non-empty name="},
 		{"secret-1 name=\n", "tokens file line 1: want one non-empty name="},
+		// Spaces and tabs separate fields; a no-break space does not, so
+		// the two scopes it joins are one unknown scope, refused.
+		{"secret-1 plants:read\u00a0plants:write\n", `tokens file line 1: unknown scope "plants:read\u00a0plants:write" (known: plants:read, plants:write)`},
 	} {
 		got, err := ParseTokens(tc.text)
 		if err == nil || err.Error() != tc.want {

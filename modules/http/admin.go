@@ -52,7 +52,7 @@ func NewAdminHandler(ready *Readiness, routes []Route) http.Handler {
 		_, allow := methods.allowed(r)
 		methodNotAllowed(allow).ServeHTTP(w, r)
 	})
-	return capAdminBody(m)
+	return RefuseAmbiguousFraming(capAdminBody(m))
 }
 
 // AdminMaxBodyBytes caps the request body of every admin route. The

@@ -27,6 +27,9 @@ type Middlewares struct {
 //   - security headers, set first so that every answer carries them;
 //   - tracing, metrics and access log, so that every answer, refusals and
 //     panics included, is traced, counted and logged;
+//   - the refusal of a request whose framing is ambiguous (framing.go),
+//     first after the telemetry links, so that it is logged and counted,
+//     and before auth, since its connection is closed whoever sent it;
 //   - recover, inside the telemetry links so that its 500 is counted and
 //     logged like any answer and its log line has the trace id (net/http
 //     itself recovers a panic above it, by dropping the connection);
@@ -50,6 +53,7 @@ func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder)
 	h = m.RateLimit(h)
 	h = m.Auth(h)
 	h = rec.Wrap(h)
+	h = RefuseAmbiguousFraming(h)
 	h = m.AccessLog(h)
 	h = m.Metrics(h)
 	h = m.Tracing(h)

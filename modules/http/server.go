@@ -42,11 +42,13 @@ func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readin
 }
 
 // newServer returns a server with the limits set (see limits.go): without
-// them net/http waits forever for slow clients.
+// them net/http waits forever for slow clients. Its requests are numbered
+// per connection, for the framing check (framing.go).
 func newServer(h http.Handler, l Limits, errLog *log.Logger) *http.Server {
 	l = l.withDefaults()
 	return &http.Server{
-		Handler:           h,
+		Handler:           countRequests(h),
+		ConnContext:       framingContext,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,
@@ -70,8 +72,10 @@ func (s *Servers) Start(ctx context.Context) error {
 		return listenError("admin", s.cfg.AdminAddr, err)
 	}
 	s.apiAddr, s.adminAddr = apiLn.Addr(), adminLn.Addr()
-	go s.serve("api", s.api, s.conns.limit(apiLn))
-	go s.serve("admin", s.admin, adminLn)
+	// framingListener outermost: the server's ConnContext looks for its
+	// connections.
+	go s.serve("api", s.api, framingListener{s.conns.limit(apiLn)})
+	go s.serve("admin", s.admin, framingListener{adminLn})
 	return nil
 }
 

@@ -139,22 +139,43 @@ type ListPlantsParams struct {
 // DeletePlantParams defines parameters for DeletePlant.
 type DeletePlantParams struct {
 	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
-	// weak `W/` tag never matches). A value of another form is a 400.
+	// weak `W/` tag never matches). A value of another form is a 400 on
+	// every method. Evaluated before `If-None-Match`.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). When
+	// it names the current ETag (`*`: any stored plant), GET and HEAD
+	// answer 304 and PUT and DELETE 412. A value of another form is a 400
+	// on every method.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetPlantParams defines parameters for GetPlant.
 type GetPlantParams struct {
-	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). A value
-	// of another form is a 400.
+	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
+	// weak `W/` tag never matches). A value of another form is a 400 on
+	// every method. Evaluated before `If-None-Match`.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). When
+	// it names the current ETag (`*`: any stored plant), GET and HEAD
+	// answer 304 and PUT and DELETE 412. A value of another form is a 400
+	// on every method.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // UpdatePlantParams defines parameters for UpdatePlant.
 type UpdatePlantParams struct {
 	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
-	// weak `W/` tag never matches). A value of another form is a 400.
+	// weak `W/` tag never matches). A value of another form is a 400 on
+	// every method. Evaluated before `If-None-Match`.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). When
+	// it names the current ETag (`*`: any stored plant), GET and HEAD
+	// answer 304 and PUT and DELETE 412. A value of another form is a 400
+	// on every method.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // CreatePlantJSONRequestBody defines body for CreatePlant for application/json ContentType.
@@ -268,15 +289,20 @@ type ClientInterface interface {
 	//
 	// Deletes a single plant based on the ID supplied. Deleting an id that is
 	// not stored (again, or never) answers 404. With `If-Match`, only while
-	// the plant has one of the listed ETags (`*`: while it exists); 412
-	// otherwise.
+	// the plant has one of the listed ETags (`*`: while it exists); with
+	// `If-None-Match`, only while it has none of them (`*`: never, as there
+	// is nothing to delete without a plant); 412 otherwise. The
+	// preconditions are decided on the plant the delete removes.
 	DeletePlant(ctx context.Context, id int64, params *DeletePlantParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPlant performs a GET /plants/{id} (the `GetPlant` operationId) request.
 	//
 	// Returns the plant stored under the id, with its strong `ETag` (a
 	// digest of its name and tag: the same on every replica and store).
-	// With `If-None-Match` naming the current ETag, or `*`, it answers 304.
+	// Preconditions are evaluated as on every method, `If-Match` first:
+	// an `If-Match` that names no current ETag (or any `If-Match` when
+	// the plant is missing) answers 412; then an `If-None-Match` naming
+	// the current ETag, or `*`, answers 304.
 	GetPlant(ctx context.Context, id int64, params *GetPlantParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdatePlantWithBody performs a PUT /plants/{id} (the `UpdatePlant` operationId) request,
@@ -289,6 +315,9 @@ type ClientInterface interface {
 	// otherwise). With `If-Match`, the plant is replaced only while it has
 	// one of the listed ETags (`*`: while it exists), 412 otherwise or when
 	// it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+	// With `If-None-Match`, only while it has none of the listed ETags
+	// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+	// are decided on the plant the write replaces.
 	UpdatePlantWithBody(ctx context.Context, id int64, params *UpdatePlantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdatePlant performs a PUT /plants/{id} (the `UpdatePlant` operationId) request.
@@ -301,6 +330,9 @@ type ClientInterface interface {
 	// otherwise). With `If-Match`, the plant is replaced only while it has
 	// one of the listed ETags (`*`: while it exists), 412 otherwise or when
 	// it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+	// With `If-None-Match`, only while it has none of the listed ETags
+	// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+	// are decided on the plant the write replaces.
 	UpdatePlant(ctx context.Context, id int64, params *UpdatePlantParams, body UpdatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
@@ -365,8 +397,10 @@ func (c *Client) CreatePlant(ctx context.Context, body CreatePlantJSONRequestBod
 //
 // Deletes a single plant based on the ID supplied. Deleting an id that is
 // not stored (again, or never) answers 404. With `If-Match`, only while
-// the plant has one of the listed ETags (`*`: while it exists); 412
-// otherwise.
+// the plant has one of the listed ETags (`*`: while it exists); with
+// `If-None-Match`, only while it has none of them (`*`: never, as there
+// is nothing to delete without a plant); 412 otherwise. The
+// preconditions are decided on the plant the delete removes.
 func (c *Client) DeletePlant(ctx context.Context, id int64, params *DeletePlantParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeletePlantRequest(c.Server, id, params)
 	if err != nil {
@@ -383,7 +417,10 @@ func (c *Client) DeletePlant(ctx context.Context, id int64, params *DeletePlantP
 //
 // Returns the plant stored under the id, with its strong `ETag` (a
 // digest of its name and tag: the same on every replica and store).
-// With `If-None-Match` naming the current ETag, or `*`, it answers 304.
+// Preconditions are evaluated as on every method, `If-Match` first:
+// an `If-Match` that names no current ETag (or any `If-Match` when
+// the plant is missing) answers 412; then an `If-None-Match` naming
+// the current ETag, or `*`, answers 304.
 func (c *Client) GetPlant(ctx context.Context, id int64, params *GetPlantParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPlantRequest(c.Server, id, params)
 	if err != nil {
@@ -406,6 +443,9 @@ func (c *Client) GetPlant(ctx context.Context, id int64, params *GetPlantParams,
 // otherwise). With `If-Match`, the plant is replaced only while it has
 // one of the listed ETags (`*`: while it exists), 412 otherwise or when
 // it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+// With `If-None-Match`, only while it has none of the listed ETags
+// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+// are decided on the plant the write replaces.
 func (c *Client) UpdatePlantWithBody(ctx context.Context, id int64, params *UpdatePlantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdatePlantRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
@@ -428,6 +468,9 @@ func (c *Client) UpdatePlantWithBody(ctx context.Context, id int64, params *Upda
 // otherwise). With `If-Match`, the plant is replaced only while it has
 // one of the listed ETags (`*`: while it exists), 412 otherwise or when
 // it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+// With `If-None-Match`, only while it has none of the listed ETags
+// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+// are decided on the plant the write replaces.
 func (c *Client) UpdatePlant(ctx context.Context, id int64, params *UpdatePlantParams, body UpdatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdatePlantRequest(c.Server, id, params, body)
 	if err != nil {
@@ -602,6 +645,17 @@ func NewDeletePlantRequest(server string, id int64, params *DeletePlantParams) (
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -640,15 +694,26 @@ func NewGetPlantRequest(server string, id int64, params *GetPlantParams) (*http.
 
 	if params != nil {
 
-		if params.IfNoneMatch != nil {
+		if params.IfMatch != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("If-None-Match", headerParam0)
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -711,6 +776,17 @@ func NewUpdatePlantRequestWithBody(server string, id int64, params *UpdatePlantP
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -797,8 +873,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Deletes a single plant based on the ID supplied. Deleting an id that is
 	// not stored (again, or never) answers 404. With `If-Match`, only while
-	// the plant has one of the listed ETags (`*`: while it exists); 412
-	// otherwise.
+	// the plant has one of the listed ETags (`*`: while it exists); with
+	// `If-None-Match`, only while it has none of them (`*`: never, as there
+	// is nothing to delete without a plant); 412 otherwise. The
+	// preconditions are decided on the plant the delete removes.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	DeletePlantWithResponse(ctx context.Context, id int64, params *DeletePlantParams, reqEditors ...RequestEditorFn) (*DeletePlantResponse, error)
@@ -807,7 +885,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns the plant stored under the id, with its strong `ETag` (a
 	// digest of its name and tag: the same on every replica and store).
-	// With `If-None-Match` naming the current ETag, or `*`, it answers 304.
+	// Preconditions are evaluated as on every method, `If-Match` first:
+	// an `If-Match` that names no current ETag (or any `If-Match` when
+	// the plant is missing) answers 412; then an `If-None-Match` naming
+	// the current ETag, or `*`, answers 304.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	GetPlantWithResponse(ctx context.Context, id int64, params *GetPlantParams, reqEditors ...RequestEditorFn) (*GetPlantResponse, error)
@@ -822,6 +903,9 @@ type ClientWithResponsesInterface interface {
 	// otherwise). With `If-Match`, the plant is replaced only while it has
 	// one of the listed ETags (`*`: while it exists), 412 otherwise or when
 	// it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+	// With `If-None-Match`, only while it has none of the listed ETags
+	// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+	// are decided on the plant the write replaces.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	UpdatePlantWithBodyWithResponse(ctx context.Context, id int64, params *UpdatePlantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePlantResponse, error)
@@ -836,6 +920,9 @@ type ClientWithResponsesInterface interface {
 	// otherwise). With `If-Match`, the plant is replaced only while it has
 	// one of the listed ETags (`*`: while it exists), 412 otherwise or when
 	// it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+	// With `If-None-Match`, only while it has none of the listed ETags
+	// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+	// are decided on the plant the write replaces.
 	UpdatePlantWithResponse(ctx context.Context, id int64, params *UpdatePlantParams, body UpdatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePlantResponse, error)
 }
 
@@ -1257,6 +1344,8 @@ type GetPlantResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -1300,6 +1389,11 @@ func (r GetPlantResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetPlantResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r GetPlantResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -1552,8 +1646,10 @@ func (c *ClientWithResponses) CreatePlantWithResponse(ctx context.Context, body 
 //
 // Deletes a single plant based on the ID supplied. Deleting an id that is
 // not stored (again, or never) answers 404. With `If-Match`, only while
-// the plant has one of the listed ETags (`*`: while it exists); 412
-// otherwise.
+// the plant has one of the listed ETags (`*`: while it exists); with
+// `If-None-Match`, only while it has none of them (`*`: never, as there
+// is nothing to delete without a plant); 412 otherwise. The
+// preconditions are decided on the plant the delete removes.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) DeletePlantWithResponse(ctx context.Context, id int64, params *DeletePlantParams, reqEditors ...RequestEditorFn) (*DeletePlantResponse, error) {
@@ -1568,7 +1664,10 @@ func (c *ClientWithResponses) DeletePlantWithResponse(ctx context.Context, id in
 //
 // Returns the plant stored under the id, with its strong `ETag` (a
 // digest of its name and tag: the same on every replica and store).
-// With `If-None-Match` naming the current ETag, or `*`, it answers 304.
+// Preconditions are evaluated as on every method, `If-Match` first:
+// an `If-Match` that names no current ETag (or any `If-Match` when
+// the plant is missing) answers 412; then an `If-None-Match` naming
+// the current ETag, or `*`, answers 304.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) GetPlantWithResponse(ctx context.Context, id int64, params *GetPlantParams, reqEditors ...RequestEditorFn) (*GetPlantResponse, error) {
@@ -1589,6 +1688,9 @@ func (c *ClientWithResponses) GetPlantWithResponse(ctx context.Context, id int64
 // otherwise). With `If-Match`, the plant is replaced only while it has
 // one of the listed ETags (`*`: while it exists), 412 otherwise or when
 // it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+// With `If-None-Match`, only while it has none of the listed ETags
+// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+// are decided on the plant the write replaces.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) UpdatePlantWithBodyWithResponse(ctx context.Context, id int64, params *UpdatePlantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePlantResponse, error) {
@@ -1609,6 +1711,9 @@ func (c *ClientWithResponses) UpdatePlantWithBodyWithResponse(ctx context.Contex
 // otherwise). With `If-Match`, the plant is replaced only while it has
 // one of the listed ETags (`*`: while it exists), 412 otherwise or when
 // it is missing; of two PUTs sent with one ETag, exactly one succeeds.
+// With `If-None-Match`, only while it has none of the listed ETags
+// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
+// are decided on the plant the write replaces.
 func (c *ClientWithResponses) UpdatePlantWithResponse(ctx context.Context, id int64, params *UpdatePlantParams, body UpdatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePlantResponse, error) {
 	rsp, err := c.UpdatePlant(ctx, id, params, body, reqEditors...)
 	if err != nil {
@@ -2052,6 +2157,13 @@ func ParseGetPlantResponse(rsp *http.Response) (*GetPlantResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests

@@ -160,7 +160,7 @@ func (s *SubjectScopes) Set(v string) error {
 			return fmt.Errorf("each subject once (%q is listed twice)", sub)
 		}
 		list := []string{}
-		for _, scope := range strings.Fields(scopes) {
+		for _, scope := range principal.ConfigFields(scopes) {
 			if !slices.Contains(principal.Scopes, scope) {
 				return fmt.Errorf("scopes among %s (%q, for %q, is not one)", strings.Join(principal.Scopes, ", "), scope, sub)
 			}

@@ -63,7 +63,7 @@ func TestSubjectScopesFlag(t *testing.T) {
 	if got := c.SubjectScopes.String(); got != "nobody=,system:serviceaccount:shop:dash=plants:read,system:serviceaccount:shop:web=plants:read plants:write" {
 		t.Fatalf("String = %q", got)
 	}
-	for _, bad := range []string{"noequals", "=plants:read", "a=plants:delete", "a=plants:read,a=plants:write"} {
+	for _, bad := range []string{"noequals", "=plants:read", "a=plants:delete", "a=plants:read,a=plants:write", "a=plants:read\u00a0plants:write"} {
 		var s SubjectScopes
 		if err := s.Set(bad); err == nil {
 			t.Errorf("Set(%q) accepted", bad)

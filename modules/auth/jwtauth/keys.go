@@ -27,27 +27,49 @@ import (
 // stay in use: readiness is about serving, and tokens signed by those keys
 // are still good. plantstore_auth_jwks_up says whether the last fetch
 // worked.
+//
+// One fetch at a time, shared: a fetch runs on its own, bounded by
+// fetchTimeout and by Stop, and whoever needs it (the background refresh,
+// requests with an unknown kid) waits for its result, each only as long
+// as its own context allows. So a hanging issuer holds a request for at
+// most its own deadline, and costs one fetch however many requests wait.
 type KeySource struct {
-	issuer    string // for discovery; "" with a JWKS URL alone
-	jwksURL   string // configured; "" means discovery
-	tokenFile string
-	refresh   time.Duration
-	client    *http.Client
-	log       *zap.Logger
-	now       func() time.Time
+	issuer       string // for discovery; "" with a JWKS URL alone
+	jwksURL      string // configured; "" means discovery
+	tokenFile    string
+	refresh      time.Duration
+	client       *http.Client
+	log          *zap.Logger
+	now          func() time.Time
+	fetchTimeout time.Duration
+	maxWaiters   int // requests that may wait for one fetch; maxKeyWaiters
 
 	keys atomic.Pointer[keySet]
 
-	fetchMu        sync.Mutex // one fetch at a time
-	lastKIDRefresh time.Time  // under fetchMu
+	mu             sync.Mutex
+	inFlight       *fetchCall // the fetch under way; nil when none
+	lastKIDRefresh time.Time  // when a fetch an unknown kid started began, and again when it ended
+
+	life    context.Context // ends at Stop: fetches under way are abandoned
+	endLife context.CancelFunc
+	fetches sync.WaitGroup // fetch goroutines, waited for by Stop
 
 	up          prometheus.Gauge
 	lastSuccess prometheus.Gauge
 	count       prometheus.Gauge
-	fetches     *prometheus.CounterVec
+	fetchCount  *prometheus.CounterVec
 
-	cancel context.CancelFunc // ends the background refresh; nil until Start
-	done   chan struct{}
+	started bool // Start ran; the background refresh closes done when it ends
+	done    chan struct{}
+}
+
+// fetchCall is one fetch, shared by all who wait for it: err is set before
+// done is closed.
+type fetchCall struct {
+	done    chan struct{}
+	err     error
+	waiters int  // requests with an unknown kid waiting for it, under KeySource.mu
+	byKID   bool // started by an unknown kid: its end also starts MinKIDRefresh
 }
 
 // MinKIDRefresh is the least time between two fetches caused by unknown
@@ -56,6 +78,11 @@ const MinKIDRefresh = 5 * time.Second
 
 // fetchTimeout bounds one fetch (discovery and JWKS together).
 const fetchTimeout = 10 * time.Second
+
+// maxKeyWaiters bounds the requests that wait for one fetch; those beyond
+// are refused as unknown_key at once, so that a flood of made-up kids
+// while the issuer hangs does not hold a pile of connections.
+const maxKeyWaiters = 64
 
 // maxDocumentBytes bounds a discovery document or JWKS read from the issuer.
 const maxDocumentBytes = 1 << 20
@@ -74,6 +101,7 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 	k := &KeySource{
 		issuer: cfg.Issuer, jwksURL: cfg.JWKSURL, tokenFile: cfg.FetchToken,
 		refresh: cfg.Refresh, client: client, log: log, now: time.Now,
+		fetchTimeout: fetchTimeout, maxWaiters: maxKeyWaiters,
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "plantstore_auth_jwks_up",
 			Help: "1 when the last fetch of the JWT issuer's keys worked, 0 when it failed (the keys fetched before stay in use).",
@@ -86,7 +114,7 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 			Name: "plantstore_auth_jwks_keys",
 			Help: "JWT signing keys in use.",
 		}),
-		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+		fetchCount: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "plantstore_auth_jwks_fetches_total",
 			Help: "Fetches of the JWT issuer's keys, by result (ok, error).",
 		}, []string{"result"}),
@@ -95,10 +123,11 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 	if k.refresh <= 0 {
 		k.refresh = DefaultRefresh
 	}
-	k.fetches.WithLabelValues("ok")
-	k.fetches.WithLabelValues("error")
+	k.fetchCount.WithLabelValues("ok")
+	k.fetchCount.WithLabelValues("error")
 	k.keys.Store(&keySet{})
-	for _, c := range []prometheus.Collector{k.up, k.lastSuccess, k.count, k.fetches} {
+	k.life, k.endLife = context.WithCancel(context.Background())
+	for _, c := range []prometheus.Collector{k.up, k.lastSuccess, k.count, k.fetchCount} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -120,7 +149,8 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	// No redirects: the keys come from the URL configured or discovered.
-	return &http.Client{Transport: transport, Timeout: fetchTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+	// No client timeout: each fetch's context bounds it (fetchTimeout).
+	return &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}, nil
 }
@@ -130,27 +160,26 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 // JWTs are refused as unknown_key until the issuer answers, and the
 // failure is logged and shown by plantstore_auth_jwks_up.
 func (k *KeySource) Start(ctx context.Context) error {
-	ok := k.fetchLogged(ctx)
-	// The refresh outlives the start's deadline, until Stop cancels it (a
+	ok := k.Refresh(ctx) == nil
+	// The refresh outlives the start's deadline, until Stop ends it (a
 	// fetch under way included).
-	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	k.cancel = cancel
-	go k.loop(loopCtx, ok)
+	k.started = true
+	go k.loop(ok)
 	return nil
 }
 
-// Stop ends the background refresh; a second Stop, or one without Start,
-// does nothing.
+// Stop ends the background refresh and any fetch under way; a second
+// Stop, or one without Start, does nothing more.
 func (k *KeySource) Stop(context.Context) error {
-	if k.cancel == nil {
-		return nil
+	k.endLife()
+	if k.started {
+		<-k.done
 	}
-	k.cancel()
-	<-k.done
+	k.fetches.Wait()
 	return nil
 }
 
-func (k *KeySource) loop(ctx context.Context, lastOK bool) {
+func (k *KeySource) loop(lastOK bool) {
 	defer close(k.done)
 	for {
 		wait := k.refresh
@@ -159,72 +188,111 @@ func (k *KeySource) loop(ctx context.Context, lastOK bool) {
 		}
 		timer := time.NewTimer(wait)
 		select {
-		case <-ctx.Done():
+		case <-k.life.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
 		}
-		lastOK = k.fetchLogged(ctx)
+		lastOK = k.Refresh(k.life) == nil
 	}
 }
 
-func (k *KeySource) fetchLogged(ctx context.Context) bool {
-	if err := k.Refresh(ctx); err != nil {
-		k.log.Warn("JWT keys not fetched; keeping the keys in use", zap.Error(err), zap.Int("keys", k.keys.Load().len()))
-		return false
-	}
-	return true
-}
-
-// Refresh fetches the keys now and, when that works, puts them in use;
+// Refresh fetches the keys now, or joins the fetch under way, and waits
+// for it as long as ctx allows. When the fetch works its keys are in use;
 // when it fails, the keys in use stay.
 func (k *KeySource) Refresh(ctx context.Context) error {
-	k.fetchMu.Lock()
-	defer k.fetchMu.Unlock()
-	return k.refreshLocked(ctx)
+	k.mu.Lock()
+	call := k.startFetchLocked()
+	k.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
-// refreshLocked is Refresh with fetchMu held.
-func (k *KeySource) refreshLocked(ctx context.Context) error {
+// startFetchLocked returns the fetch under way, or starts one; k.mu is held.
+func (k *KeySource) startFetchLocked() *fetchCall {
+	if k.inFlight != nil {
+		return k.inFlight
+	}
+	call := &fetchCall{done: make(chan struct{})}
+	k.inFlight = call
+	k.fetches.Add(1)
+	go func() {
+		defer k.fetches.Done()
+		ctx, cancel := context.WithTimeout(k.life, k.fetchTimeout)
+		err := k.fetchAndUse(ctx)
+		cancel()
+		if err != nil {
+			// Logged once per fetch, not once per waiter.
+			k.log.Warn("JWT keys not fetched; keeping the keys in use", zap.Error(err), zap.Int("keys", k.keys.Load().len()))
+		}
+		k.mu.Lock()
+		k.inFlight = nil
+		if call.byKID {
+			// The window counts from the end too: an issuer that hangs
+			// for longer than MinKIDRefresh still gets one fetch per
+			// window, not one after the other.
+			k.lastKIDRefresh = k.now()
+		}
+		k.mu.Unlock()
+		call.err = err
+		close(call.done)
+	}()
+	return call
+}
+
+// fetchAndUse fetches the keys and puts them in use, keeping the metrics.
+func (k *KeySource) fetchAndUse(ctx context.Context) error {
 	set, err := k.fetch(ctx)
 	if err != nil {
 		k.up.Set(0)
-		k.fetches.WithLabelValues("error").Inc()
+		k.fetchCount.WithLabelValues("error").Inc()
 		return err
 	}
 	k.keys.Store(set)
 	k.up.Set(1)
 	k.lastSuccess.Set(float64(k.now().UnixNano()) / 1e9)
 	k.count.Set(float64(set.len()))
-	k.fetches.WithLabelValues("ok").Inc()
+	k.fetchCount.WithLabelValues("ok").Inc()
 	return nil
 }
 
 // key returns the key with kid (any key, when kid is "" and there is one).
-// On a miss it fetches the keys again, unless a miss did so less than
-// MinKIDRefresh ago.
+// On a miss it waits, as long as ctx allows, for the fetch under way or
+// for a new one; but within MinKIDRefresh of the last fetch a miss started,
+// with none under way, or when maxWaiters already wait, it answers at once
+// that there is no such key.
 func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
 	if key, ok := k.keys.Load().lookup(kid); ok {
 		return key, true
 	}
-	k.fetchMu.Lock()
-	defer k.fetchMu.Unlock()
-	// Another request may have fetched while this one waited.
-	if key, ok := k.keys.Load().lookup(kid); ok {
-		return key, true
+	k.mu.Lock()
+	call := k.inFlight
+	if call == nil {
+		now := k.now()
+		if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < MinKIDRefresh {
+			k.mu.Unlock()
+			return k.keys.Load().lookup(kid) // a fetch may have ended since the first look
+		}
+		k.lastKIDRefresh = now
+		call = k.startFetchLocked()
+		call.byKID = true
 	}
-	now := k.now()
-	if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < MinKIDRefresh {
+	if call.waiters >= k.maxWaiters {
+		k.mu.Unlock()
 		return verifyKey{}, false
 	}
-	k.lastKIDRefresh = now
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
-	defer cancel()
-	if err := k.refreshLocked(ctx); err != nil {
-		k.log.Warn("JWT keys not fetched for an unknown key id; keeping the keys in use", zap.Error(err))
+	call.waiters++
+	k.mu.Unlock()
+	select {
+	case <-call.done:
+		return k.keys.Load().lookup(kid)
+	case <-ctx.Done():
 		return verifyKey{}, false
 	}
-	return k.keys.Load().lookup(kid)
 }
 
 func (k *KeySource) fetch(ctx context.Context) (*keySet, error) {

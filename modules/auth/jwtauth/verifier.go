@@ -143,7 +143,7 @@ func (v *Verifier) scopes(tok jwt.Token, sub string) []string {
 	}
 	switch c := claim.(type) {
 	case string:
-		for _, s := range strings.Fields(c) {
+		for _, s := range principal.ScopeTokens(c) {
 			add(s)
 		}
 	case []any:

@@ -19,6 +19,10 @@ import (
 
 const audience = "plantstore"
 
+// jwksOnly, as a Config's JWKSURL, makes startIssuer configure its
+// issuer's JWKS URL alone (no discovery).
+const jwksOnly = "jwks-only"
+
 // testIssuer is a loopback issuer with an RS256, an ES256 and an EdDSA key
 // published, and a verifier that found it by discovery.
 type testIssuer struct {
@@ -61,7 +65,10 @@ func startIssuer(t *testing.T, cfg Config) *testIssuer {
 	t.Cleanup(iss.Close)
 	ti := &testIssuer{Issuer: iss, rsa: newKey(t, "RS256", "rsa-1"), ec: newKey(t, "ES256", "ec-1"), ed: newKey(t, "EdDSA", "ed-1")}
 	iss.Publish(ti.rsa, ti.ec, ti.ed)
-	if cfg.Issuer == "" && cfg.JWKSURL == "" {
+	switch {
+	case cfg.JWKSURL == jwksOnly:
+		cfg.JWKSURL = iss.JWKSURL
+	case cfg.Issuer == "" && cfg.JWKSURL == "":
 		cfg.Issuer = iss.URL
 	}
 	cfg.Audience = audience
@@ -180,6 +187,9 @@ func TestVerifierPrincipal(t *testing.T) {
 		{"scope as a list", "svc-c", map[string]any{"scope": []string{"plants:read"}}, []string{principal.ScopePlantsRead}},
 		{"no scope claim", "svc-d", nil, nil},
 		{"ServiceAccount mapped", "system:serviceaccount:shop:web", nil, []string{principal.ScopePlantsRead, principal.ScopePlantsWrite}},
+		{"no-break space: one unknown scope", "svc-e", map[string]any{"scope": "plants:read\u00a0plants:write"}, nil},
+		{"tab: one unknown scope", "svc-f", map[string]any{"scope": "plants:read\tplants:write"}, nil},
+		{"spaces repeated and around", "svc-g", map[string]any{"scope": "  plants:write   plants:read "}, []string{principal.ScopePlantsWrite, principal.ScopePlantsRead}},
 		{"claim and mapping joined", "svc-scoped", map[string]any{"scope": "plants:read plants:write"}, []string{principal.ScopePlantsRead, principal.ScopePlantsWrite}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -276,7 +286,7 @@ func TestVerifierIssuerDown(t *testing.T) {
 	if got := ti.reason(t, newKey(t, "EdDSA", "ed-9").Sign(ti.Claims(audience, "svc-a", time.Minute))); got != ReasonUnknownKey {
 		t.Fatalf("unknown kid with the issuer down: %q", got)
 	}
-	if got := testutil.ToFloat64(ti.keys.fetches.WithLabelValues("error")); got != 2 {
+	if got := testutil.ToFloat64(ti.keys.fetchCount.WithLabelValues("error")); got != 2 {
 		t.Fatalf("fetch errors = %v, want 2", got)
 	}
 	ti.SetDown(false)

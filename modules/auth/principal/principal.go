@@ -9,6 +9,7 @@ package principal
 import (
 	"context"
 	"slices"
+	"strings"
 )
 
 // Scopes name what a principal may do. A route declares the one it requires
@@ -93,4 +94,29 @@ func FromContext(ctx context.Context) *Principal {
 		return v
 	}
 	return nil
+}
+
+// ScopeTokens splits a scope string as OAuth 2.0 writes it: tokens
+// separated by the space character (U+0020) only, empty tokens skipped. A
+// tab or a no-break space is part of a token, so that
+// "plants:read\u00a0plants:write" is one scope, unknown, rather than two:
+// a token issuer that wrote it meant something else, and a reading that
+// grants more than was issued is the one to avoid.
+func ScopeTokens(s string) []string {
+	var out []string
+	for tok := range strings.SplitSeq(s, " ") {
+		if tok != "" {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+// ConfigFields splits a line of the operator's configuration (a tokens-file
+// line, a --jwt-subject-scopes entry) into fields separated by spaces and
+// tabs, the whitespace an editor shows as such. Any other character,
+// Unicode spaces included, belongs to a field, so a no-break space pasted
+// between two scopes makes one unknown scope, refused, not two granted.
+func ConfigFields(line string) []string {
+	return strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' })
 }

@@ -38,6 +38,9 @@ type Issuer struct {
 	published []*Key
 
 	down      atomic.Bool
+	hold      atomic.Pointer[chan struct{}] // while set, requests wait for it to close
+	requests  atomic.Int64                  // every request that reached the issuer
+	pending   atomic.Int64                  // requests being answered now
 	jwksGets  atomic.Int64
 	discovery atomic.Int64
 	lastAuthz atomic.Value // string: the Authorization header of the last request
@@ -73,6 +76,27 @@ func (i *Issuer) Close() { i.srv.Close() }
 // SetDown makes the issuer answer 503 to everything (true), or serve again.
 func (i *Issuer) SetDown(down bool) { i.down.Store(down) }
 
+// Hold makes the issuer hang: each request from now on waits, without an
+// answer, until release is called or its client gives up. release may be
+// called more than once.
+func (i *Issuer) Hold() (release func()) {
+	ch := make(chan struct{})
+	i.hold.Store(&ch)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			i.hold.CompareAndSwap(&ch, nil)
+			close(ch)
+		})
+	}
+}
+
+// Requests is how many requests reached the issuer, answered or not.
+func (i *Issuer) Requests() int { return int(i.requests.Load()) }
+
+// Pending is how many requests the issuer is answering (or holding) now.
+func (i *Issuer) Pending() int { return int(i.pending.Load()) }
+
 // JWKSFetches is how many times the JWKS was served.
 func (i *Issuer) JWKSFetches() int { return int(i.jwksGets.Load()) }
 
@@ -84,7 +108,17 @@ func (i *Issuer) Publish(keys ...*Key) {
 }
 
 func (i *Issuer) serve(w http.ResponseWriter, r *http.Request) {
+	i.pending.Add(1)
+	defer i.pending.Add(-1)
+	i.requests.Add(1)
 	i.lastAuthz.Store(r.Header.Get("Authorization"))
+	if hold := i.hold.Load(); hold != nil {
+		select {
+		case <-*hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if i.down.Load() {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
