@@ -81,7 +81,12 @@ func startStandby(primary *Cluster) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{dir: dir, binDir: primary.binDir, port: primary.port, cred: primary.cred}
+	// pg_basebackup sits beside the real pg_ctl, which PATH may only link to.
+	pgCtl, err := filepath.EvalSymlinks(filepath.Join(primary.binDir, "pg_ctl"))
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{dir: dir, binDir: filepath.Dir(pgCtl), port: primary.port, cred: primary.cred}
 	defer func() {
 		if err != nil {
 			_ = os.RemoveAll(dir)
@@ -92,7 +97,7 @@ func startStandby(primary *Cluster) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if err := c.run("pg_basebackup", "-D", c.dataDir(), "-R", "-X", "stream", "--no-sync",
+	if err := c.run("pg_basebackup", "-D", c.dataDir(), "-R", "-X", "stream", "--no-sync", "--checkpoint=fast",
 		"-h", primary.dir, "-p", strconv.Itoa(primary.port), "-U", Superuser); err != nil {
 		return nil, err
 	}
