@@ -38,6 +38,11 @@ import (
 // with it.
 var errUnreplicated = errors.New("the commit's wait for replication was canceled: committed on the primary only, possibly lost on failover")
 
+// errBacklog refuses a write while half the pool holds commits whose
+// callers left (waiting for a stalled standby, most likely): the other
+// half serves reads and the readiness check.
+var errBacklog = errors.New("too many commits wait for replication")
+
 // errCancelRefused answers pgx's attempt to open a connection for a cancel
 // request (see noCancel).
 var errCancelRefused = errors.New("plantstore sends no cancel requests")
@@ -147,6 +152,9 @@ func (s *Store) commitContext(ctx context.Context) (context.Context, context.Can
 // committed. fn's results are the caller's only when commit returns nil or
 // fn's own error. The caller wraps the error (failed).
 func (s *Store) commit(ctx context.Context, fn func(ctx context.Context, conn *pgx.Conn) error) error {
+	if s.stats.orphaned.Load() >= s.maxOrphaned {
+		return errBacklog
+	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err

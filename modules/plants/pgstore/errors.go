@@ -47,7 +47,7 @@ func (e *callError) Unwrap() []error {
 // of connections, a failover's read-only standby). Errors in the statement
 // itself stay what they are, and the API answers them with 500.
 func unavailable(err error) bool {
-	if errors.Is(err, errUnreplicated) {
+	if errors.Is(err, errUnreplicated) || errors.Is(err, errBacklog) {
 		return true // committed or not, as the failover decides: unknown
 	}
 	var connectErr *pgconn.ConnectError

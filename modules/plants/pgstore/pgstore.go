@@ -73,6 +73,7 @@ type Store struct {
 	// commitTimeout bounds a statement that may commit (see commit.go).
 	commitTimeout time.Duration
 	stats         commitStats
+	maxOrphaned   int64 // commits whose callers left, at most (see commit)
 	creates       *batcher
 	onCreate      *CreateHook // nil: a create inserts the plant only
 	hookedSQL     string      // batchSQL with onCreate's SQL
@@ -167,6 +168,7 @@ func New(cfg Config) (*Store, error) {
 		migrateConfig: migrateConfig,
 		callTimeout:   cfg.ConnectTimeout + cfg.StatementTimeout,
 		commitTimeout: max(cfg.CommitTimeout, cfg.ConnectTimeout+cfg.StatementTimeout),
+		maxOrphaned:   int64(max(1, cfg.MaxConns/2)),
 	}
 	s.creates = newBatcher(s, createLanes(cfg.MaxConns))
 	return s, nil
