@@ -300,3 +300,51 @@ func TestFailoverKeepsEveryAcknowledgedCreate(t *testing.T) {
 		t.Fatalf("the new primary holds %d of the %d acknowledged creates", stored, len(acked))
 	}
 }
+
+// While half the pool holds commits whose callers left (a stalled
+// standby), writes are refused at once with 503, and the other half
+// serves reads and the readiness check.
+func TestHalfThePoolForCommitsWaitingOnReplication(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openStore(t, Config{
+		URL:              pair.MultiHostURL(haDB),
+		MaxConns:         4,
+		ConnectTimeout:   time.Second,
+		StatementTimeout: time.Second,
+	})
+	for id := int64(1); id <= 3; id++ {
+		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "fern"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pair.StallStandby(t)
+	for id := int64(1); id <= 2; id++ {
+		if err := s.Replace(ctx, plant.Plant{ID: id, Name: "moss"}, nil); !errors.Is(err, plant.ErrUnavailable) {
+			t.Fatalf("Replace %d with a stalled standby = %v, want ErrUnavailable (503)", id, err)
+		}
+	}
+	if got := s.Stats().OrphanedCommits; got != 2 {
+		t.Fatalf("%d orphaned commits, want 2", got)
+	}
+	if err := s.Delete(ctx, 3); !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, errBacklog) {
+		t.Fatalf("Delete with half the pool waiting = %v, want ErrUnavailable (503) for the backlog", err)
+	}
+	if got, err := s.Get(ctx, 3); err != nil || got.Name != "fern" {
+		t.Fatalf("Get with half the pool waiting = %+v, %v, want the plant", got, err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping with half the pool waiting: %v", err)
+	}
+
+	pair.ResumeStandby(t)
+	waitFor(t, "the updates' commits", func() bool { return s.Stats().OrphanedCommits == 0 })
+	if err := s.Delete(ctx, 3); err != nil {
+		t.Fatalf("Delete after the standby resumed: %v", err)
+	}
+	for id := int64(1); id <= 2; id++ {
+		if got, err := s.Get(ctx, id); err != nil || got.Name != "moss" {
+			t.Fatalf("Get %d after the standby resumed = %+v, %v, want the update stored", id, got, err)
+		}
+	}
+}
