@@ -128,13 +128,26 @@ func (s *Store) Stats() Stats {
 // checked runs fn, statements that may commit, on conn, and fails it with
 // errUnreplicated if the server warned that a commit's wait was canceled.
 func (s *Store) checked(conn *pgx.Conn, fn func(*pgx.Conn) error) error {
+	err := Replicated(conn, fn)
+	if errors.Is(err, errUnreplicated) {
+		s.stats.unreplicated.Add(1)
+	}
+	return err
+}
+
+// Replicated runs fn, statements that may commit, on conn, a connection of
+// a Store's pool (Pool), and fails with an unavailable error if the server
+// warned that a commit's wait for replication was canceled: what fn read
+// or wrote may then be on the primary only. The webhooks' outbox checks
+// its claims with it, so that no event is sent on the word of a commit a
+// failover may lose.
+func Replicated(conn *pgx.Conn, fn func(*pgx.Conn) error) error {
 	data := conn.PgConn().CustomData()
 	delete(data, warnedKey)
 	err := fn(conn)
 	if data[warnedKey] != nil {
 		delete(data, warnedKey)
-		s.stats.unreplicated.Add(1)
-		return errors.Join(errUnreplicated, err)
+		return failed("commit", errors.Join(errUnreplicated, err))
 	}
 	return err
 }
