@@ -69,29 +69,51 @@ func onNotice(c *pgconn.PgConn, n *pgconn.Notice) {
 // request is a new connection through the configuration's DialFunc to the
 // server of an established connection, so each connection gets a DialFunc
 // of its own that refuses to dial once the connection is established.
-// Its context watcher only sets a deadline on the socket.
-func noCancel(ctx context.Context, cc *pgx.ConnConfig) error {
-	dial := cc.DialFunc
-	var established atomic.Bool
-	cc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if established.Load() {
-			return nil, errCancelRefused
+// Its context watcher ends a statement by the socket only (closeWatch).
+func noCancel(closing context.Context) func(context.Context, *pgx.ConnConfig) error {
+	return func(_ context.Context, cc *pgx.ConnConfig) error {
+		dial := cc.DialFunc
+		var established atomic.Bool
+		cc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if established.Load() {
+				return nil, errCancelRefused
+			}
+			return dial(ctx, network, addr)
 		}
-		return dial(ctx, network, addr)
-	}
-	after := cc.AfterConnect
-	cc.AfterConnect = func(ctx context.Context, c *pgconn.PgConn) error {
-		established.Store(true)
-		if after != nil {
-			return after(ctx, c)
+		after := cc.AfterConnect
+		cc.AfterConnect = func(ctx context.Context, c *pgconn.PgConn) error {
+			established.Store(true)
+			if after != nil {
+				return after(ctx, c)
+			}
+			return nil
+		}
+		cc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+			return &closeWatch{conn: c.Conn(), closing: closing}
 		}
 		return nil
 	}
-	cc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
-	}
-	return nil
 }
+
+// closeWatch ends a statement whose context ended through its socket:
+// a deadline in the past, after which pgx closes the connection. Once the
+// store is closing it closes the socket outright: pgx would otherwise read
+// on from a server that sends nothing while a commit waits for a standby,
+// for up to 15 s per connection, before closing it.
+type closeWatch struct {
+	conn    net.Conn
+	closing context.Context
+}
+
+func (w *closeWatch) HandleCancel(context.Context) {
+	if w.closing.Err() != nil {
+		_ = w.conn.Close() // the connection is being given up; its error is news to nobody
+		return
+	}
+	_ = w.conn.SetDeadline(time.Now()) // fails only on a closed socket, which fails the read too
+}
+
+func (w *closeWatch) HandleUnwatchAfterCancel() { _ = w.conn.SetDeadline(time.Time{}) }
 
 // commitStats count what operators watch of commits and replication (see
 // Stats).
@@ -154,8 +176,11 @@ func Replicated(conn *pgx.Conn, fn func(*pgx.Conn) error) error {
 
 // commitContext is the context a statement that may commit runs in: the
 // caller's values (its trace), no cancellation, and CommitTimeout.
+// Close ends it early (see Store.Close).
 func (s *Store) commitContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), s.commitTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.commitTimeout)
+	stop := context.AfterFunc(s.closing, cancel)
+	return cctx, func() { stop(); cancel() }
 }
 
 // commit runs fn, statements that may commit, on a pooled connection. The

@@ -348,3 +348,31 @@ func TestHalfThePoolForCommitsWaitingOnReplication(t *testing.T) {
 		}
 	}
 }
+
+// Close does not wait out a commit stalled on the standby: it closes the
+// commit's connection, without a cancel, and the server completes the
+// commit once the standby is back.
+func TestCloseLeavesWaitingCommitsToTheServer(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s, err := Open(ctx, Config{
+		URL:              pair.MultiHostURL(haDB),
+		ConnectTimeout:   time.Second,
+		StatementTimeout: time.Second,
+		CommitTimeout:    time.Hour, // longer than the test may run
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair.StallStandby(t)
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Create with a stalled standby = %v, want ErrUnavailable", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := waitingForStandby(t, pair); n != 1 {
+		t.Fatalf("%d commits wait for the standby after Close, want 1: Close canceled it", n)
+	}
+	pair.ResumeStandby(t)
+	waitFor(t, "the plant on the standby", func() bool { return onStandby(t, pair, 1) == 1 })
+}

@@ -47,7 +47,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return err
 	}
 	cfg := s.migrateConfig.Copy()
-	_ = noCancel(ctx, cfg) // a connection of its own, that sends no cancel request either
+	_ = noCancel(s.closing)(ctx, cfg) // a connection of its own, that sends no cancel request either
 	return migrate(ctx, cfg, migrations)
 }
 

@@ -74,6 +74,8 @@ type Store struct {
 	commitTimeout time.Duration
 	stats         commitStats
 	maxOrphaned   int64 // commits whose callers left, at most (see commit)
+	closing       context.Context
+	stopCommits   context.CancelFunc // ends the statements' contexts at Close
 	creates       *batcher
 	onCreate      *CreateHook // nil: a create inserts the plant only
 	hookedSQL     string      // batchSQL with onCreate's SQL
@@ -151,7 +153,8 @@ func New(cfg Config) (*Store, error) {
 
 	// No cancel request, ever, and a note of the canceled wait's warning:
 	// see commit.go.
-	pc.BeforeConnect = noCancel
+	closing, stopCommits := context.WithCancel(context.Background())
+	pc.BeforeConnect = noCancel(closing)
 	pc.ConnConfig.OnNotice = onNotice
 
 	migrateConfig := pc.ConnConfig.Copy()
@@ -161,6 +164,7 @@ func New(cfg Config) (*Store, error) {
 
 	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
+		stopCommits()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{
@@ -170,6 +174,7 @@ func New(cfg Config) (*Store, error) {
 		commitTimeout: max(cfg.CommitTimeout, cfg.ConnectTimeout+cfg.StatementTimeout),
 		maxOrphaned:   int64(max(1, cfg.MaxConns/2)),
 	}
+	s.closing, s.stopCommits = closing, stopCommits
 	s.creates = newBatcher(s, createLanes(cfg.MaxConns))
 	return s, nil
 }
@@ -372,9 +377,22 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close runs the creates already queued, then closes the pool's
-// connections, waiting for calls in flight.
+// connections, waiting for calls in flight. Writes still waiting for their
+// commit after a call deadline (a stalled standby, say: their callers were
+// answered) get their connections closed then, never canceled: the server
+// finishes their commits.
 func (s *Store) Close() error {
-	s.creates.close()
+	drained := make(chan struct{})
+	go func() {
+		s.creates.close()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(s.callTimeout):
+	}
+	s.stopCommits()
+	<-drained
 	s.pool.Close()
 	return nil
 }
