@@ -8,9 +8,12 @@
 // a create whose id is taken adds a read to tell a retry from a conflict),
 // bounded by the statement timeout on the server
 // and by a deadline on the client, so a database that stops answering costs
-// a request seconds, not forever. Failures to reach the database are
-// plant.ErrUnavailable (the API answers 503 with Retry-After); the pool
-// reconnects by itself once the database is back.
+// a request seconds, not forever. A statement that may commit is never
+// canceled: past the deadline its caller is answered and the statement is
+// left to finish (see commit.go), so that a commit waiting for a
+// synchronous standby is never made the primary's alone. Failures to reach
+// the database are plant.ErrUnavailable (the API answers 503 with
+// Retry-After); the pool reconnects by itself once the database is back.
 package pgstore
 
 import (
