@@ -51,9 +51,10 @@ var errCancelRefused = errors.New("plantstore sends no cancel requests")
 const warnedKey = "plantstore.warned"
 
 // onNotice notes a warning on its connection. The canceled wait's warning
-// carries SQLSTATE 01000 (a plain warning) or 57P01 (a terminating
-// backend); its text is translated with the server's lc_messages, so the
-// code is what can be relied on. None of the store's statements warns
+// carries SQLSTATE 01000 (a plain warning; 57P01 when the backend is
+// terminated, though that one ends the connection too); its text is
+// translated with the server's lc_messages, so the code is what can be
+// relied on. None of the store's statements warns
 // otherwise, and taking any such warning for a canceled wait only ever
 // turns a success into a 503.
 func onNotice(c *pgconn.PgConn, n *pgconn.Notice) {
