@@ -8,8 +8,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/plantstore/plantstore/internal/batching"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -123,7 +125,11 @@ func (b *batcher) close() {
 
 // lane runs statements until the queue is closed and empty. It takes a
 // connection first and then the creates queued by then, so that a create
-// whose caller left while the lane waited for one is not run.
+// whose caller left while the lane waited for one is not run. A statement
+// that outlives the deadlines of all its callers (its commit waits for a
+// stalled standby, or its connection went silent) is left to finish on its
+// connection, and the lane goes on with another, as long as half the pool
+// is not held by such statements (see commit.go).
 func (b *batcher) lane() {
 	batch := make([]*pendingCreate, 0, maxBatchRows)
 	var next []*pendingCreate // creates held over: their id was in the batch already
@@ -135,7 +141,11 @@ func (b *batcher) lane() {
 			}
 			next = append(next, first)
 		}
-		conn, err := b.s.acquire(next[0].ctx)
+		var conn *pgxpool.Conn
+		err := errBacklog
+		if b.s.stats.detached.Load() < b.s.maxOrphaned {
+			conn, err = b.s.acquire(next[0].ctx)
+		}
 		batch, next = b.fill(batch[:0], next)
 		switch {
 		case len(batch) == 0: // every caller left
@@ -144,7 +154,8 @@ func (b *batcher) lane() {
 				pc.answer(b.s, 0, failed("create", err))
 			}
 		default:
-			b.run(conn.Conn(), batch)
+			b.runUntilDeadlines(conn, slices.Clone(batch))
+			conn = nil // released by the statement's goroutine
 		}
 		if conn != nil {
 			conn.Release()
@@ -184,6 +195,37 @@ func (b *batcher) fill(batch, held []*pendingCreate) (_, rest []*pendingCreate) 
 		}
 	}
 	return batch, rest
+}
+
+// runUntilDeadlines runs batch on conn, and returns when it is done or
+// when every caller's deadline has passed: then the statement keeps conn
+// until it ends, counted as detached.
+func (b *batcher) runUntilDeadlines(conn *pgxpool.Conn, batch []*pendingCreate) {
+	last := time.Now().Add(b.s.callTimeout) // before run, which sorts batch
+	for i, pc := range batch {
+		if d, ok := pc.ctx.Deadline(); ok && (i == 0 || d.After(last)) {
+			last = d
+		}
+	}
+	var w watch
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.run(conn.Conn(), batch)
+		conn.Release()
+		if !w.state.CompareAndSwap(running, finished) {
+			b.s.stats.detached.Add(-1)
+		}
+	}()
+	timer := time.NewTimer(time.Until(last))
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		if w.state.CompareAndSwap(running, orphaned) {
+			b.s.stats.detached.Add(1)
+		}
+	}
 }
 
 // run stores batch in one statement on conn and answers every caller. The

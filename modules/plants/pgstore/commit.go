@@ -54,9 +54,9 @@ const warnedKey = "plantstore.warned"
 // carries SQLSTATE 01000 (a plain warning; 57P01 when the backend is
 // terminated, though that one ends the connection too); its text is
 // translated with the server's lc_messages, so the code is what can be
-// relied on. None of the store's statements warns
-// otherwise, and taking any such warning for a canceled wait only ever
-// turns a success into a 503.
+// relied on. None of the store's statements warns otherwise, and taking
+// any such warning for a canceled wait only ever turns a success into a
+// 503.
 func onNotice(c *pgconn.PgConn, n *pgconn.Notice) {
 	if n.SeverityUnlocalized == "WARNING" && (n.Code == "01000" || n.Code == "57P01") {
 		c.CustomData()[warnedKey] = true
@@ -120,6 +120,7 @@ func (w *closeWatch) HandleUnwatchAfterCancel() { _ = w.conn.SetDeadline(time.Ti
 // Stats).
 type commitStats struct {
 	orphaned     atomic.Int64 // in flight, their callers answered already
+	detached     atomic.Int64 // connections held by statements no caller waits for
 	outlived     atomic.Int64 // ever outlived their caller
 	unreplicated atomic.Int64 // came back with the canceled wait's warning
 }
@@ -191,7 +192,7 @@ func (s *Store) commitContext(ctx context.Context) (context.Context, context.Can
 // committed. fn's results are the caller's only when commit returns nil or
 // fn's own error. The caller wraps the error (failed).
 func (s *Store) commit(ctx context.Context, fn func(ctx context.Context, conn *pgx.Conn) error) error {
-	if s.stats.orphaned.Load() >= s.maxOrphaned {
+	if s.stats.detached.Load() >= s.maxOrphaned {
 		return errBacklog
 	}
 	conn, err := s.pool.Acquire(ctx)
@@ -205,7 +206,9 @@ func (s *Store) commit(ctx context.Context, fn func(ctx context.Context, conn *p
 		cctx, cancel := s.commitContext(ctx)
 		defer cancel()
 		done <- s.checked(conn.Conn(), func(c *pgx.Conn) error { return fn(cctx, c) })
-		w.finish(s)
+		if w.finish(s) {
+			s.stats.detached.Add(-1)
+		}
 	}()
 	select {
 	case err := <-done:
@@ -214,6 +217,7 @@ func (s *Store) commit(ctx context.Context, fn func(ctx context.Context, conn *p
 		if !w.orphan(s) {
 			return <-done // it finished meanwhile: the outcome is known
 		}
+		s.stats.detached.Add(1)
 		return ctx.Err()
 	}
 }
@@ -232,11 +236,14 @@ const (
 	abandoned
 )
 
-// finish marks the statement's end, after its outcome is sent.
-func (w *watch) finish(s *Store) {
+// finish marks the statement's end, after its outcome is sent, and
+// reports whether its caller had left.
+func (w *watch) finish(s *Store) bool {
 	if !w.state.CompareAndSwap(running, finished) {
 		s.stats.orphaned.Add(-1)
+		return true
 	}
+	return false
 }
 
 // orphan marks the caller's leaving, and reports whether it came before the

@@ -376,3 +376,44 @@ func TestCloseLeavesWaitingCommitsToTheServer(t *testing.T) {
 	pair.ResumeStandby(t)
 	waitFor(t, "the plant on the standby", func() bool { return onStandby(t, pair, 1) == 1 })
 }
+
+// A create lane whose statement outlives all its callers (a stalled
+// standby) leaves it to finish on its connection and goes on with another,
+// until half the pool is held so: then creates are answered 503 at once.
+func TestCreateLanesGoOnPastStalledCommits(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openStore(t, Config{
+		URL:              pair.MultiHostURL(haDB),
+		MaxConns:         4,
+		ConnectTimeout:   time.Second,
+		StatementTimeout: time.Second,
+	})
+
+	pair.StallStandby(t)
+	for id := int64(1); id <= 2; id++ {
+		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "fern"}); !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Create %d with a stalled standby = %v, want ErrUnavailable (503) at its deadline", id, err)
+		}
+		waitFor(t, "the lane to leave the statement", func() bool { return s.stats.detached.Load() == id })
+	}
+	if _, err := s.Create(ctx, plant.Plant{ID: 3, Name: "fern"}); !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, errBacklog) {
+		t.Fatalf("Create with half the pool waiting = %v, want ErrUnavailable (503) for the backlog", err)
+	}
+	if n := waitingForStandby(t, pair); n != 2 {
+		t.Fatalf("%d commits wait for the standby, want 2", n)
+	}
+
+	pair.ResumeStandby(t)
+	waitFor(t, "the commits", func() bool { return s.stats.detached.Load() == 0 })
+	for id := int64(1); id <= 2; id++ {
+		if got, err := s.Get(ctx, id); err != nil || got.Name != "fern" {
+			t.Fatalf("Get %d after the standby resumed = %+v, %v, want it stored", id, got, err)
+		}
+	}
+	if _, err := s.Get(ctx, 3); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("Get of the create refused for the backlog = %v, want ErrNotFound", err)
+	}
+	if result, err := s.Create(ctx, plant.Plant{ID: 3, Name: "fern"}); result != plant.Created || err != nil {
+		t.Fatalf("Create after the standby resumed = %v, %v, want Created", result, err)
+	}
+}
