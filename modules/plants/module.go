@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
@@ -64,14 +65,15 @@ var Module = fx.Module("plants",
 )
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
-// and the chosen store's concrete type for what only that store can do (a
-// CreateHook that writes in the creating transaction or statement, for the webhook
-// outbox). Exactly one of Bolt and Postgres is set when that store is
+// the store's outbox (nil for memory, which keeps none), and the chosen
+// store's concrete type for what only that store can do (postgres's
+// metrics, say). Exactly one of Bolt and Postgres is set when that store is
 // chosen; the other is nil, as both are with the memory store.
 type Stores struct {
 	fx.Out
 
 	Store    plant.Store
+	Outbox   outbox.Store
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 }
@@ -91,7 +93,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, er
 			return Stores{}, err
 		}
 		lc.Append(fx.StartHook(s.Start)) // the group committer's goroutine
-		out.Store, out.Bolt = s, s
+		out.Store, out.Bolt, out.Outbox = s, s, s.Outbox()
 	case StorePostgres:
 		pgCfg := cfg.Postgres
 		pgCfg.Tracer = postgresTracer(tp)
@@ -104,7 +106,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, er
 		// and the orchestrator restarts the process.
 		lc.Append(fx.StartHook(pg.Migrate))
 		lc.Append(fx.StartHook(pg.Start)) // the create lanes
-		out.Store, out.Postgres = pg, pg
+		out.Store, out.Postgres, out.Outbox = pg, pg, pg.Outbox()
 	default:
 		return Stores{}, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
@@ -26,6 +27,7 @@ type moduleView struct {
 	fx.In
 
 	Store    plant.Store
+	Outbox   outbox.Store
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 	Routes   []httpserver.Route `group:"api_routes"`
@@ -59,9 +61,12 @@ func TestModuleProvidesTheChosenStoresFace(t *testing.T) {
 	if plant.Store(bolt.Bolt) != bolt.Store {
 		t.Fatal("bolt: the plant.Store seen outside the module is not the bolt store itself")
 	}
+	if box, ok := bolt.Outbox.(*boltstore.Outbox); !ok || box != bolt.Bolt.Outbox() {
+		t.Fatalf("bolt: the outbox seen outside the module is %T, want the bolt store's", bolt.Outbox)
+	}
 	mem, _ := startModule(t, Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes})
-	if mem.Bolt != nil || mem.Postgres != nil {
-		t.Fatalf("memory: Bolt %v, Postgres %v; want both nil", mem.Bolt, mem.Postgres)
+	if mem.Bolt != nil || mem.Postgres != nil || mem.Outbox != nil {
+		t.Fatalf("memory: Bolt %v, Postgres %v, Outbox %v; want all nil", mem.Bolt, mem.Postgres, mem.Outbox)
 	}
 	if _, ok := mem.Store.(*memstore.Store); !ok {
 		t.Fatalf("memory: plant.Store outside the module is %T, want *memstore.Store", mem.Store)

@@ -12,7 +12,7 @@ import (
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/http/httperr"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // Admin listener paths for dead letters. The admin listener has no auth

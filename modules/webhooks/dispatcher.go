@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // statsInterval is how often the outbox's size and oldest age are read for
@@ -44,7 +44,7 @@ type Dispatcher struct {
 	log     *zap.Logger
 
 	// subscribed names the endpoints a new plant is announced to; the
-	// CreateHook reads it on every create.
+	// store's plan (planRows) reads it in every commit that creates.
 	subscribed atomic.Pointer[[]string]
 
 	initial File // the file as read at construction, applied by Start

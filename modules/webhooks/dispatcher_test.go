@@ -22,7 +22,6 @@ import (
 
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -31,7 +30,7 @@ var ctx = context.Background()
 // testSender is a real bolt store hooked to a running dispatcher.
 type testSender struct {
 	store   *boltstore.Store
-	box     *outbox.Bolt
+	box     *boltstore.Outbox
 	d       *Dispatcher
 	metrics *Metrics
 }
@@ -67,9 +66,9 @@ func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box := outbox.NewBolt(store)
+	box := store.Outbox()
 	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
-	HookBolt(store, box, d)
+	Hook(box, d)
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // Handoffs: on postgres a create writes an endpoint's row already claimed
@@ -103,24 +102,34 @@ func (d *Dispatcher) giveBack(dl outbox.Delivery, reason string) {
 	}
 }
 
-// planRows is what a create on postgres writes for the plants it may
-// insert: a row per plant and subscribed endpoint, claimed for a handoff
-// where there is room; written hands the claimed rows of the inserted
-// plants to their workers and gives back the rest of the room.
-func (d *Dispatcher) planRows(creating []pgstore.Creating) (rows []outbox.Row, written func(created map[int64]struct{}, err error)) {
+// planRows is the outbox.Plan: what a commit writes for the plants it may
+// create, a row per plant and subscribed endpoint. On a store that claims
+// as it writes, a row is claimed for a handoff where there is room, and
+// written hands the claimed rows of the created plants to their workers
+// and gives back the rest of the room.
+func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outbox.Row, written func(created map[int64]struct{}, err error)) {
 	endpoints := d.Subscribed()
-	if len(creating) == 0 || len(endpoints) == 0 {
+	if len(changes) == 0 || len(endpoints) == 0 {
 		return nil, nil // no event to build
 	}
-	rows = make([]outbox.Row, 0, len(creating)*len(endpoints))
-	var reserved []*worker // per row; nil for a row written due
-	for _, c := range creating {
-		ev := EventOf(c.Ctx, c.Plant)
-		for _, ep := range endpoints {
-			w := d.reserve(ep)
-			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant.ID, Endpoint: ep, Event: ev, Leased: w != nil})
-			reserved = append(reserved, w)
+	rows = make([]outbox.Row, 0, len(changes)*len(endpoints))
+	var reserved []*worker // per row when claims; nil for a row written due
+	for _, c := range changes {
+		if c.Kind != outbox.Created { // the only kind announced yet
+			continue
 		}
+		ev := EventOf(c.Ctx, c.After)
+		for _, ep := range endpoints {
+			var w *worker
+			if claims {
+				w = d.reserve(ep)
+				reserved = append(reserved, w)
+			}
+			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.After.ID, Endpoint: ep, Event: ev, Leased: w != nil})
+		}
+	}
+	if !claims {
+		return rows, nil
 	}
 	return rows, func(created map[int64]struct{}, err error) {
 		now := time.Now()

@@ -13,7 +13,6 @@ import (
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -33,9 +32,9 @@ func startPostgresSender(t *testing.T, cfg Config, eps ...Endpoint) (*pgstore.St
 		t.Fatal(err)
 	}
 	cfg.PollInterval = time.Hour
-	box := outbox.NewPostgres(s.Pool())
+	box := s.Outbox()
 	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
-	HookPostgres(s, box, d)
+	Hook(box, d)
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,10 @@ import (
 	"context"
 	"encoding/json"
 
-	bolt "go.etcd.io/bbolt"
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
 )
 
 // newPlant is the event's body: the NewPlant of the origin document's
@@ -33,22 +30,10 @@ func EventOf(ctx context.Context, p plant.Plant) outbox.Event {
 	return outbox.Event{Body: bytes.TrimSuffix(body.Bytes(), []byte("\n")), TraceParent: carrier["traceparent"]}
 }
 
-// HookBolt makes every plant s creates write its event to box, for the
-// endpoints subscribed at that moment, in the creating transaction.
-func HookBolt(s *boltstore.Store, box *outbox.Bolt, d *Dispatcher) {
-	s.OnCreate(func(ctx context.Context, tx *bolt.Tx, p plant.Plant) error {
-		endpoints := d.Subscribed()
-		if len(endpoints) == 0 {
-			return nil
-		}
-		return box.WriteEvent(tx, EventOf(ctx, p), endpoints)
-	})
-}
-
-// HookPostgres makes every plant s creates write its event to box, for
-// the endpoints subscribed at that moment, in the statement that inserts
-// it (one statement for a shared insert's plants), claimed for a handoff
-// to d where it has room (see handoff.go).
-func HookPostgres(s *pgstore.Store, box *outbox.Postgres, d *Dispatcher) {
-	s.OnCreate(box.Hook(d.cfg.lease(), d.planRows))
+// Hook makes every plant store creates write its event, for the endpoints
+// subscribed at that moment, in the commit that stores it; on a store that
+// claims as it writes (postgres), claimed for a handoff to d where it has
+// room (see handoff.go).
+func Hook(store outbox.Store, d *Dispatcher) {
+	store.OnChange(d.cfg.lease(), d.planRows)
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // Metrics are the webhook sender's. Their endpoint label is the endpoint's

@@ -15,9 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // Module sends webhooks when --webhooks-file is set, and does nothing
@@ -43,14 +41,13 @@ type Sender struct {
 	Dispatcher *Dispatcher
 }
 
-// Params is what New needs: the configuration and the store the plants
-// module opened (one of Bolt and Postgres; both nil for memory).
+// Params is what New needs: the configuration and the outbox of the store
+// the plants module opened (nil for memory, which keeps none).
 type Params struct {
 	fx.In
 
 	Config   Config
-	Bolt     *boltstore.Store `optional:"true"`
-	Postgres *pgstore.Store   `optional:"true"`
+	Outbox   outbox.Store `optional:"true"`
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	Log      *zap.Logger
@@ -75,22 +72,12 @@ func New(p Params) (*Sender, error) {
 		return nil, err
 	}
 	log := p.Log.Named("webhooks")
-	var box outbox.Outbox
-	var d *Dispatcher
-	switch {
-	case p.Bolt != nil:
-		b := outbox.NewBolt(p.Bolt)
-		box = b
-		d = NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
-		HookBolt(p.Bolt, b, d)
-	case p.Postgres != nil:
-		pg := outbox.NewPostgres(p.Postgres.Pool())
-		box = pg
-		d = NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
-		HookPostgres(p.Postgres, pg, d)
-	default:
+	box := p.Outbox
+	if box == nil {
 		return nil, ErrNoOutbox
 	}
+	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
+	Hook(box, d)
 	src := NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
 	p.LC.Append(fx.Hook{OnStart: d.Start, OnStop: d.Stop})
 	p.LC.Append(fx.Hook{OnStart: src.Start, OnStop: src.Stop})

@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plantstore/plantstore/internal/buildinfo"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // maxAnswerBytes is as much of a receiver's answer as is read: enough to

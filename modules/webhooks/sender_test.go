@@ -10,7 +10,7 @@ import (
 
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 

@@ -56,7 +56,9 @@ func openWith(dir string, list []migration) (*Store, error) {
 		return nil, fmt.Errorf("bolt store: cannot sync %s: %w", path, err)
 	}
 	_ = db.View(func(tx *bolt.Tx) error { txID = tx.ID(); return nil })
-	return &Store{db: db, writes: newCommitter(db, txID)}, nil
+	s := &Store{db: db, writes: newCommitter(db, txID)}
+	s.outbox = newOutbox(s)
+	return s, nil
 }
 
 // openBolt is bolt.Open, with a panic on a damaged file (bbolt panics on

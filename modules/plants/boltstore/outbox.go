@@ -8,11 +8,9 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// The webhook outbox's buckets, made by migration 2. The store writes
-// nothing into them itself: the webhooks module's CreateHook writes a
-// delivery into OutboxBucket in the transaction that creates the plant, and
-// its dispatcher reads deliveries through ViewDurable and settles them
-// through Update. Their keys and values are that module's format.
+// The webhook outbox's buckets, made by migration 2: the pending
+// deliveries, filed in the transaction that creates their plant, and the
+// dead letters. Outbox (outboxstore.go) alone reads and writes them.
 var (
 	OutboxBucket     = []byte("webhook_outbox")
 	DeadLetterBucket = []byte("webhook_dead_letters")

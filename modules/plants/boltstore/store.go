@@ -28,6 +28,7 @@ type Store struct {
 	db       *bolt.DB
 	writes   *committer
 	onCreate CreateHook // nil: a create writes the plant only
+	outbox   *Outbox
 }
 
 // CreateHook writes what goes with a newly created plant (an outbox entry

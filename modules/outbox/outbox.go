@@ -1,9 +1,12 @@
-// Package outbox keeps webhook deliveries until they succeed: written in the
-// transaction that stores the plant they announce (a transactional outbox),
-// claimed by a sender, settled as delivered, retried later, or buried as a
-// dead letter. Bolt keeps them in the plants file, PostgreSQL in the plants
-// database; both implement Outbox with the same semantics, which the shared
-// tests in this package hold them to.
+// Package outbox is the contract between the plant stores and the webhook
+// sender: the deliveries a store keeps until they succeed, written in the
+// commit of the change they announce (a transactional outbox), claimed by a
+// sender, settled as delivered, retried later, or buried as a dead letter;
+// and the changes a store reports to its hook inside that commit. Each store
+// that keeps an outbox (bolt in the plants file, PostgreSQL in the plants
+// database) implements Store, owning its schema and its queries; the suite in
+// outboxtest holds every one of them to the same semantics. The package
+// knows no store and no sender.
 package outbox
 
 import (
@@ -31,7 +34,9 @@ type Delivery struct {
 	// Attempt is this attempt's number, from 1.
 	Attempt int
 
-	key []byte // bolt: where the delivery is filed
+	// Key is where the store filed the delivery, for the store alone (bolt:
+	// its key); a sender passes the delivery back as it got it.
+	Key []byte
 }
 
 // DeadLetter is a delivery that ran out of attempts. It is kept until it is
@@ -53,19 +58,19 @@ type Stats struct {
 	OldestPending time.Time // zero when nothing is pending
 }
 
-// Event is what a create writes: the body announcing the plant, once per
+// Event is what a change writes: the body announcing it, once per
 // subscribed endpoint.
 type Event struct {
 	Body        []byte
 	TraceParent string
 }
 
-// Row is one event for one endpoint, as a create writes it. A Leased row
-// is written claimed by its writer, which attempts it at once (see
-// Postgres.Hook).
+// Row is one event for one endpoint, as a change's commit writes it. A
+// Leased row is written claimed by its writer, which attempts it at once;
+// only a store that claims as it writes (see Plan) writes one so.
 type Row struct {
 	ID       string // the webhook-id: NewID()
-	Plant    int64  // the plant the event announces
+	Plant    int64  // the plant whose change the event announces
 	Endpoint string
 	Event    Event
 	Leased   bool

@@ -1,4 +1,4 @@
-package outbox
+package boltstore
 
 import (
 	"bytes"
@@ -12,27 +12,40 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Bolt is the outbox in the bolt store's file. A pending delivery is filed
-// under its endpoint, its due time and its id, so that a claim is a seek to
-// the endpoint and a scan of what is due; a retry files it again under its
-// new due time. One process owns the file, so leases are kept in memory: a
-// restart finds every pending delivery due, which is what a lease that
-// expired with its process would give.
-type Bolt struct {
-	store *boltstore.Store
+// Outbox is the webhook outbox in the store's file (outbox.Store). A
+// pending delivery is filed under its endpoint, its due time and its id, so
+// that a claim is a seek to the endpoint and a scan of what is due; a retry
+// files it again under its new due time. One process owns the file, so
+// leases are kept in memory: a restart finds every pending delivery due,
+// which is what a lease that expired with its process would give. It writes
+// no row as its writer's claim (Plan's claims is false).
+type Outbox struct {
+	store *Store
 	now   func() time.Time
 
 	mu     sync.Mutex
 	leased map[string]time.Time // delivery id: lease end
 }
 
-// NewBolt returns the outbox of store, whose file has the outbox's buckets
-// (boltstore migration 2).
-func NewBolt(store *boltstore.Store) *Bolt {
-	return &Bolt{store: store, now: time.Now, leased: make(map[string]time.Time)}
+// Outbox returns the store's outbox, whose buckets migration 2 made.
+func (s *Store) Outbox() *Outbox { return s.outbox }
+
+func newOutbox(s *Store) *Outbox {
+	return &Outbox{store: s, now: time.Now, leased: make(map[string]time.Time)}
+}
+
+// OnChange implements outbox.Store: every plant the store creates asks
+// plan, in the creating transaction, for the rows to file with it. lease
+// is unused: the plan is asked without claims.
+func (o *Outbox) OnChange(_ time.Duration, plan outbox.Plan) {
+	o.store.OnCreate(func(ctx context.Context, tx *bolt.Tx, p plant.Plant) error {
+		rows, _ := plan([]outbox.Change{{Ctx: ctx, Kind: outbox.Created, After: p}}, false)
+		return o.write(tx, rows)
+	})
 }
 
 // boltRecord is a pending delivery's or a dead letter's value.
@@ -84,37 +97,40 @@ func pendingKey(endpoint string, due time.Time, id string) []byte {
 	return append(k, id...)
 }
 
-// WriteEvent files ev for each endpoint, due now. It is the CreateHook's
-// work, in the transaction that stores the plant.
-func (o *Bolt) WriteEvent(tx *bolt.Tx, ev Event, endpoints []string) error {
-	b := tx.Bucket(boltstore.OutboxBucket)
+// write files rows, due now, in the transaction that makes the change
+// they announce.
+func (o *Outbox) write(tx *bolt.Tx, rows []outbox.Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	b := tx.Bucket(OutboxBucket)
 	now := o.now()
-	for _, ep := range endpoints {
-		r := boltRecord{ID: NewID(), Endpoint: ep, Body: ev.Body, TraceParent: ev.TraceParent, Created: now.UnixNano(), Tx: tx.ID()}
+	for _, row := range rows {
+		r := boltRecord{ID: row.ID, Endpoint: row.Endpoint, Body: row.Event.Body, TraceParent: row.Event.TraceParent, Created: now.UnixNano(), Tx: tx.ID()}
 		v, err := pendingValue(r)
 		if err != nil {
 			return err
 		}
-		if err := b.Put(pendingKey(ep, now, r.ID), v); err != nil {
+		if err := b.Put(pendingKey(row.Endpoint, now, r.ID), v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Claim implements Outbox.
-func (o *Bolt) Claim(_ context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error) {
+// Claim implements outbox.Outbox.
+func (o *Outbox) Claim(_ context.Context, endpoint string, max int, lease time.Duration) ([]outbox.Delivery, error) {
 	if max <= 0 {
 		return nil, nil
 	}
 	now := o.now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []Delivery
+	var out []outbox.Delivery
 	err := o.store.ViewDurable(func(tx *bolt.Tx, durableTx int) error {
 		prefix := append([]byte(endpoint), 0)
 		due := pendingKey(endpoint, now, "\xff")
-		c := tx.Bucket(boltstore.OutboxBucket).Cursor()
+		c := tx.Bucket(OutboxBucket).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, due) <= 0 && len(out) < max; k, v = c.Next() {
 			// The deliveries in flight and those delivered but not yet
 			// removed sit at the head of the queue, and every claim
@@ -137,8 +153,8 @@ func (o *Bolt) Claim(_ context.Context, endpoint string, max int, lease time.Dur
 				break
 			}
 			o.leased[r.ID] = now.Add(lease)
-			out = append(out, Delivery{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, TraceParent: r.TraceParent,
-				CreatedAt: time.Unix(0, r.Created), Attempt: r.Attempts + 1, key: slices.Clone(k)})
+			out = append(out, outbox.Delivery{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, TraceParent: r.TraceParent,
+				CreatedAt: time.Unix(0, r.Created), Attempt: r.Attempts + 1, Key: slices.Clone(k)})
 		}
 		return nil
 	})
@@ -146,7 +162,7 @@ func (o *Bolt) Claim(_ context.Context, endpoint string, max int, lease time.Dur
 }
 
 // settle runs fn in a write transaction and then forgets d's lease.
-func (o *Bolt) settle(ctx context.Context, d Delivery, fn func(tx *bolt.Tx) error) error {
+func (o *Outbox) settle(ctx context.Context, d outbox.Delivery, fn func(tx *bolt.Tx) error) error {
 	err := o.store.Update(ctx, fn)
 	o.mu.Lock()
 	delete(o.leased, d.ID)
@@ -154,12 +170,12 @@ func (o *Bolt) settle(ctx context.Context, d Delivery, fn func(tx *bolt.Tx) erro
 	return err
 }
 
-// Delivered implements Outbox.
-func (o *Bolt) Delivered(ctx context.Context, ds []Delivery) error {
+// Delivered implements outbox.Outbox.
+func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(boltstore.OutboxBucket)
+		b := tx.Bucket(OutboxBucket)
 		for _, d := range ds {
-			if err := b.Delete(d.key); err != nil {
+			if err := b.Delete(d.Key); err != nil {
 				return err
 			}
 		}
@@ -173,11 +189,11 @@ func (o *Bolt) Delivered(ctx context.Context, ds []Delivery) error {
 	return err
 }
 
-// Retry implements Outbox.
-func (o *Bolt) Retry(ctx context.Context, d Delivery, after time.Duration, reason string) error {
+// Retry implements outbox.Outbox.
+func (o *Outbox) Retry(ctx context.Context, d outbox.Delivery, after time.Duration, reason string) error {
 	due := o.now().Add(after)
 	return o.settle(ctx, d, func(tx *bolt.Tx) error {
-		b := tx.Bucket(boltstore.OutboxBucket)
+		b := tx.Bucket(OutboxBucket)
 		r, err := o.take(b, d)
 		if err != nil || r == nil {
 			return err
@@ -191,11 +207,11 @@ func (o *Bolt) Retry(ctx context.Context, d Delivery, after time.Duration, reaso
 	})
 }
 
-// Bury implements Outbox.
-func (o *Bolt) Bury(ctx context.Context, d Delivery, reason string) error {
+// Bury implements outbox.Outbox.
+func (o *Outbox) Bury(ctx context.Context, d outbox.Delivery, reason string) error {
 	died := o.now().UnixNano()
 	return o.settle(ctx, d, func(tx *bolt.Tx) error {
-		r, err := o.take(tx.Bucket(boltstore.OutboxBucket), d)
+		r, err := o.take(tx.Bucket(OutboxBucket), d)
 		if err != nil || r == nil {
 			return err
 		}
@@ -204,62 +220,62 @@ func (o *Bolt) Bury(ctx context.Context, d Delivery, reason string) error {
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(boltstore.DeadLetterBucket).Put([]byte(r.ID), v)
+		return tx.Bucket(DeadLetterBucket).Put([]byte(r.ID), v)
 	})
 }
 
 // take removes d from the pending deliveries and returns its record; nil
 // when it is gone (dropped with its endpoint).
-func (o *Bolt) take(b *bolt.Bucket, d Delivery) (*boltRecord, error) {
-	v := b.Get(d.key)
+func (o *Outbox) take(b *bolt.Bucket, d outbox.Delivery) (*boltRecord, error) {
+	v := b.Get(d.Key)
 	if v == nil {
 		return nil, nil
 	}
-	r, err := decodePending(d.key, v)
+	r, err := decodePending(d.Key, v)
 	if err != nil {
 		return nil, err
 	}
-	return &r, b.Delete(d.key)
+	return &r, b.Delete(d.Key)
 }
 
-// DeadLetters implements Outbox.
-func (o *Bolt) DeadLetters(_ context.Context, endpoint string, limit int) ([]DeadLetter, error) {
-	var out []DeadLetter
+// DeadLetters implements outbox.Outbox.
+func (o *Outbox) DeadLetters(_ context.Context, endpoint string, limit int) ([]outbox.DeadLetter, error) {
+	var out []outbox.DeadLetter
 	err := o.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(boltstore.DeadLetterBucket).ForEach(func(_, v []byte) error {
+		return tx.Bucket(DeadLetterBucket).ForEach(func(_, v []byte) error {
 			var r boltRecord
 			if err := json.Unmarshal(v, &r); err != nil {
 				return err
 			}
 			if endpoint == "" || r.Endpoint == endpoint {
-				out = append(out, DeadLetter{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, CreatedAt: time.Unix(0, r.Created),
+				out = append(out, outbox.DeadLetter{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, CreatedAt: time.Unix(0, r.Created),
 					DiedAt: time.Unix(0, r.Died), Attempts: r.Attempts, LastError: r.LastError})
 			}
 			return nil
 		})
 	})
-	slices.SortFunc(out, func(a, b DeadLetter) int { return a.DiedAt.Compare(b.DiedAt) })
+	slices.SortFunc(out, func(a, b outbox.DeadLetter) int { return a.DiedAt.Compare(b.DiedAt) })
 	if len(out) > limit {
 		out = out[:limit]
 	}
 	return out, err
 }
 
-// Redeliver implements Outbox.
-func (o *Bolt) Redeliver(ctx context.Context, id string, configured []string) error {
+// Redeliver implements outbox.Outbox.
+func (o *Outbox) Redeliver(ctx context.Context, id string, configured []string) error {
 	now := o.now()
 	return o.store.Update(ctx, func(tx *bolt.Tx) error {
-		dead := tx.Bucket(boltstore.DeadLetterBucket)
+		dead := tx.Bucket(DeadLetterBucket)
 		v := dead.Get([]byte(id))
 		if v == nil {
-			return ErrNotFound
+			return outbox.ErrNotFound
 		}
 		var r boltRecord
 		if err := json.Unmarshal(v, &r); err != nil {
 			return err
 		}
 		if !slices.Contains(configured, r.Endpoint) {
-			return &NotConfiguredError{Endpoint: r.Endpoint}
+			return &outbox.NotConfiguredError{Endpoint: r.Endpoint}
 		}
 		r.Attempts, r.LastError, r.Died, r.Tx = 0, "", 0, tx.ID()
 		nv, err := pendingValue(r)
@@ -269,16 +285,16 @@ func (o *Bolt) Redeliver(ctx context.Context, id string, configured []string) er
 		if err := dead.Delete([]byte(id)); err != nil {
 			return err
 		}
-		return tx.Bucket(boltstore.OutboxBucket).Put(pendingKey(r.Endpoint, now, r.ID), nv)
+		return tx.Bucket(OutboxBucket).Put(pendingKey(r.Endpoint, now, r.ID), nv)
 	})
 }
 
-// DropExcept implements Outbox.
-func (o *Bolt) DropExcept(ctx context.Context, keep []string) (map[string]int, error) {
+// DropExcept implements outbox.Outbox.
+func (o *Outbox) DropExcept(ctx context.Context, keep []string) (map[string]int, error) {
 	var dropped map[string]int
 	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
 		dropped = make(map[string]int) // the write may run again
-		b := tx.Bucket(boltstore.OutboxBucket)
+		b := tx.Bucket(OutboxBucket)
 		var doomed [][]byte
 		c := b.Cursor()
 		for k, _ := c.First(); k != nil; {
@@ -301,11 +317,11 @@ func (o *Bolt) DropExcept(ctx context.Context, keep []string) (map[string]int, e
 	return dropped, err
 }
 
-// Stats implements Outbox.
-func (o *Bolt) Stats(context.Context) (map[string]Stats, error) {
-	out := make(map[string]Stats)
+// Stats implements outbox.Outbox.
+func (o *Outbox) Stats(context.Context) (map[string]outbox.Stats, error) {
+	out := make(map[string]outbox.Stats)
 	err := o.view(func(tx *bolt.Tx) error {
-		err := tx.Bucket(boltstore.OutboxBucket).ForEach(func(k, v []byte) error {
+		err := tx.Bucket(OutboxBucket).ForEach(func(k, v []byte) error {
 			if len(v) < 8 {
 				return fmt.Errorf("outbox: delivery %q: a value of %d bytes", k, len(v))
 			}
@@ -322,7 +338,7 @@ func (o *Bolt) Stats(context.Context) (map[string]Stats, error) {
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(boltstore.DeadLetterBucket).ForEach(func(_, v []byte) error {
+		return tx.Bucket(DeadLetterBucket).ForEach(func(_, v []byte) error {
 			var r boltRecord
 			if err := json.Unmarshal(v, &r); err != nil {
 				return err
@@ -339,6 +355,6 @@ func (o *Bolt) Stats(context.Context) (map[string]Stats, error) {
 // view reads for the listings and the metrics, which act on nothing: a
 // row whose commit is still syncing may be counted (a claim, which acts,
 // filters by Tx instead).
-func (o *Bolt) view(fn func(tx *bolt.Tx) error) error {
+func (o *Outbox) view(fn func(tx *bolt.Tx) error) error {
 	return o.store.ViewDurable(func(tx *bolt.Tx, _ int) error { return fn(tx) })
 }

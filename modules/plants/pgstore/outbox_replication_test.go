@@ -1,4 +1,4 @@
-package outbox_test
+package pgstore
 
 import (
 	"errors"
@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
-	"github.com/plantstore/plantstore/modules/webhooks/outbox"
 )
 
 // A claim whose commit's wait for the synchronous standby is canceled (an
@@ -16,18 +16,9 @@ import (
 // with the primary. The rows are claimable again once the lease passes.
 func TestPostgresClaimWhoseReplicationWasCanceledHandsOutNothing(t *testing.T) {
 	pair := pgtest.NewPair(t, "plants")
-	s, err := pgstore.Open(ctx, pgstore.Config{URL: pair.MultiHostURL("plants")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	box := outbox.NewPostgres(s.Pool())
-	s.OnCreate(box.Hook(hour, func(creating []pgstore.Creating) ([]outbox.Row, func(map[int64]struct{}, error)) {
-		return []outbox.Row{{ID: outbox.NewID(), Plant: creating[0].Plant.ID, Endpoint: "a", Event: event(1)}}, nil
-	}))
-	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, Config{URL: pair.MultiHostURL("plants")})
+	box := s.Outbox()
+	outboxtest.NewWriter(outboxtest.Subject{Plants: s, Outbox: box}, hour).Write(t, event(1), false, "a")
 
 	pair.StallStandby(t)
 	type claimed struct {

@@ -1,4 +1,4 @@
-package outbox
+package boltstore
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -20,12 +21,12 @@ import (
 // claimed all the same.
 func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 	ctx := context.Background()
-	s, err := boltstore.Open(t.TempDir())
+	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	box := NewBolt(s)
+	box := s.Outbox()
 
 	stop := make(chan struct{})
 	var stream sync.WaitGroup
@@ -53,21 +54,22 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 			// deliveries are the last due: the stand-in of the round
 			// before has synced (here: gone) by the time this one files.
 			if notYet != nil {
-				if err := tx.Bucket(boltstore.OutboxBucket).Delete(notYet); err != nil {
+				if err := tx.Bucket(OutboxBucket).Delete(notYet); err != nil {
 					return err
 				}
 			}
-			if err := box.WriteEvent(tx, Event{Body: []byte(`{"id":1,"name":"on disk"}`)}, []string{"a"}); err != nil {
+			onDisk := outbox.Row{ID: outbox.NewID(), Endpoint: "a", Event: outbox.Event{Body: []byte(`{"id":1,"name":"on disk"}`)}}
+			if err := box.write(tx, []outbox.Row{onDisk}); err != nil {
 				return err
 			}
 			now := time.Now()
-			r := boltRecord{ID: NewID(), Endpoint: "a", Body: []byte(`{"id":2,"name":"not yet"}`), Created: now.UnixNano(), Tx: tx.ID() + 1<<30}
+			r := boltRecord{ID: outbox.NewID(), Endpoint: "a", Body: []byte(`{"id":2,"name":"not yet"}`), Created: now.UnixNano(), Tx: tx.ID() + 1<<30}
 			v, err := pendingValue(r)
 			if err != nil {
 				return err
 			}
 			notYet = pendingKey("a", now, r.ID)
-			return tx.Bucket(boltstore.OutboxBucket).Put(notYet, v)
+			return tx.Bucket(OutboxBucket).Put(notYet, v)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -81,4 +83,15 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 			t.Fatalf("round %d: claimed %d deliveries %v, want only the one on disk", round, len(got), got)
 		}
 	}
+}
+
+func TestOutboxConformance(t *testing.T) {
+	outboxtest.Run(t, func(t *testing.T) outboxtest.Subject {
+		s, err := Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return outboxtest.Subject{Plants: s, Outbox: s.Outbox()}
+	})
 }

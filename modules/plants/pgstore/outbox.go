@@ -1,4 +1,4 @@
-package outbox
+package pgstore
 
 import (
 	"context"
@@ -6,23 +6,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
-// Postgres is the outbox in the plants database (pgstore migration 0003),
-// shared by every replica. A claim takes due rows with FOR UPDATE SKIP
-// LOCKED, so replicas claiming at once take different rows, and pushes
-// their next_attempt_at past the lease: that column is both the schedule
-// and the lease, so a killed replica's rows fall due again by themselves.
-// Every time is the database's, so replicas' clocks do not matter.
-type Postgres struct {
-	pool *pgxpool.Pool
+// Outbox is the webhook outbox in the plants database (migration 0003),
+// shared by every replica (outbox.Store). A claim takes due rows with FOR
+// UPDATE SKIP LOCKED, so replicas claiming at once take different rows, and
+// pushes their next_attempt_at past the lease: that column is both the
+// schedule and the lease, so a killed replica's rows fall due again by
+// themselves. Every time is the database's, so replicas' clocks do not
+// matter.
+type Outbox struct {
+	store *Store
 }
 
-// NewPostgres returns the outbox in pool's database.
-func NewPostgres(pool *pgxpool.Pool) *Postgres { return &Postgres{pool: pool} }
+// Outbox returns the store's outbox.
+func (s *Store) Outbox() *Outbox { return &Outbox{store: s} }
 
 const (
 	// pgWriteSQL is the CreateHook's part of the statement that inserts
@@ -71,17 +71,21 @@ SELECT dead.endpoint, EXISTS (SELECT 1 FROM redelivered) FROM dead`
 FROM webhook_deliveries GROUP BY endpoint`
 )
 
-// Hook is the CreateHook that writes, in the statement that inserts
-// plants, the rows plan gives for them: so a plant is never stored without
-// its events, nor an event without its plant. A row whose plant the
-// statement did not insert (an identical re-create, a conflict) is not
-// written. A leased row is written already claimed by its writer, for
-// lease, which then attempts it without a claim of its own: a round trip
-// and a row version fewer per event. plan's written, unless nil, is told
-// how the statement ended (see pgstore.CreateHook).
-func (o *Postgres) Hook(lease time.Duration, plan func([]pgstore.Creating) (rows []Row, written func(created map[int64]struct{}, err error))) pgstore.CreateHook {
-	return pgstore.CreateHook{SQL: pgWriteSQL, Args: func(creating []pgstore.Creating) ([]any, func(map[int64]struct{}, error)) {
-		rows, written := plan(creating)
+// OnChange implements outbox.Store: the CreateHook that writes, in the
+// statement that inserts plants, the rows plan gives for them, so that a
+// plant is never stored without its events, nor an event without its
+// plant. A row whose plant the statement did not insert (an identical
+// re-create, a conflict) is not written. A leased row is written already
+// claimed by its writer, for lease, which then attempts it without a claim
+// of its own: a round trip and a row version fewer per event. plan's
+// written, unless nil, is told how the statement ended (see CreateHook).
+func (o *Outbox) OnChange(lease time.Duration, plan outbox.Plan) {
+	o.store.OnCreate(CreateHook{SQL: pgWriteSQL, Args: func(creating []Creating) ([]any, func(map[int64]struct{}, error)) {
+		changes := make([]outbox.Change, len(creating))
+		for i, c := range creating {
+			changes[i] = outbox.Change{Ctx: c.Ctx, Kind: outbox.Created, After: c.Plant}
+		}
+		rows, written := plan(changes, true)
 		if len(rows) == 0 {
 			return nil, written
 		}
@@ -93,31 +97,31 @@ func (o *Postgres) Hook(lease time.Duration, plan func([]pgstore.Creating) (rows
 			bodies[i], parents[i], leased[i] = r.Event.Body, r.Event.TraceParent, r.Leased
 		}
 		return []any{plants, ids, endpoints, bodies, parents, leased, lease.Seconds()}, written
-	}}
+	}})
 }
 
-// Claim implements Outbox. The claim commits (it moves the rows' lease),
+// Claim implements outbox.Outbox. The claim commits (it moves the rows' lease),
 // and that commit waits for the synchronous standbys up to a point past
 // the claimed rows' own commit: a claim that returns normally hands out
 // only events as durable as their plants. One whose wait was canceled
-// (pgstore.Replicated) hands out nothing; its rows fall due again when the
+// (Replicated) hands out nothing; its rows fall due again when the
 // lease passes.
-func (o *Postgres) Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error) {
+func (o *Outbox) Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]outbox.Delivery, error) {
 	if max <= 0 {
 		return nil, nil
 	}
-	conn, err := o.pool.Acquire(ctx)
+	conn, err := o.store.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Release()
-	var out []Delivery
-	err = pgstore.Replicated(conn.Conn(), func(conn *pgx.Conn) error {
+	var out []outbox.Delivery
+	err = Replicated(conn.Conn(), func(conn *pgx.Conn) error {
 		rows, err := conn.Query(ctx, pgClaimSQL, endpoint, max, lease.Seconds())
 		if err != nil {
 			return err
 		}
-		var d Delivery
+		var d outbox.Delivery
 		_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.Body, &d.TraceParent, &d.CreatedAt, &d.Attempt}, func() error {
 			d.Endpoint = endpoint
 			out = append(out, d)
@@ -135,35 +139,35 @@ func (o *Postgres) Claim(ctx context.Context, endpoint string, max int, lease ti
 // Delivered implements Outbox, in one statement. It deletes the rows
 // whoever holds them: the endpoint has the event, even if this sender's
 // lease ran out meanwhile.
-func (o *Postgres) Delivered(ctx context.Context, ds []Delivery) error {
+func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	_, err := o.pool.Exec(ctx, pgDeliveredSQL, ids)
+	_, err := o.store.pool.Exec(ctx, pgDeliveredSQL, ids)
 	return err
 }
 
-// Retry implements Outbox.
-func (o *Postgres) Retry(ctx context.Context, d Delivery, after time.Duration, reason string) error {
-	_, err := o.pool.Exec(ctx, pgRetrySQL, d.ID, d.Attempt, after.Seconds(), reason)
+// Retry implements outbox.Outbox.
+func (o *Outbox) Retry(ctx context.Context, d outbox.Delivery, after time.Duration, reason string) error {
+	_, err := o.store.pool.Exec(ctx, pgRetrySQL, d.ID, d.Attempt, after.Seconds(), reason)
 	return err
 }
 
-// Bury implements Outbox.
-func (o *Postgres) Bury(ctx context.Context, d Delivery, reason string) error {
-	_, err := o.pool.Exec(ctx, pgBurySQL, d.ID, d.Attempt, reason)
+// Bury implements outbox.Outbox.
+func (o *Outbox) Bury(ctx context.Context, d outbox.Delivery, reason string) error {
+	_, err := o.store.pool.Exec(ctx, pgBurySQL, d.ID, d.Attempt, reason)
 	return err
 }
 
-// DeadLetters implements Outbox.
-func (o *Postgres) DeadLetters(ctx context.Context, endpoint string, limit int) ([]DeadLetter, error) {
-	rows, err := o.pool.Query(ctx, pgDeadSQL, endpoint, limit)
+// DeadLetters implements outbox.Outbox.
+func (o *Outbox) DeadLetters(ctx context.Context, endpoint string, limit int) ([]outbox.DeadLetter, error) {
+	rows, err := o.store.pool.Query(ctx, pgDeadSQL, endpoint, limit)
 	if err != nil {
 		return nil, err
 	}
-	var out []DeadLetter
-	var dl DeadLetter
+	var out []outbox.DeadLetter
+	var dl outbox.DeadLetter
 	_, err = pgx.ForEachRow(rows, []any{&dl.ID, &dl.Endpoint, &dl.Body, &dl.CreatedAt, &dl.DiedAt, &dl.Attempts, &dl.LastError}, func() error {
 		out = append(out, dl)
 		dl.Body = nil
@@ -172,28 +176,28 @@ func (o *Postgres) DeadLetters(ctx context.Context, endpoint string, limit int) 
 	return out, err
 }
 
-// Redeliver implements Outbox.
-func (o *Postgres) Redeliver(ctx context.Context, id string, configured []string) error {
+// Redeliver implements outbox.Outbox.
+func (o *Outbox) Redeliver(ctx context.Context, id string, configured []string) error {
 	var endpoint string
 	var redelivered bool
-	err := o.pool.QueryRow(ctx, pgRedeliverSQL, id, configured).Scan(&endpoint, &redelivered)
+	err := o.store.pool.QueryRow(ctx, pgRedeliverSQL, id, configured).Scan(&endpoint, &redelivered)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return ErrNotFound
+		return outbox.ErrNotFound
 	case err != nil:
 		return err
 	case !redelivered:
-		return &NotConfiguredError{Endpoint: endpoint}
+		return &outbox.NotConfiguredError{Endpoint: endpoint}
 	}
 	return nil
 }
 
-// DropExcept implements Outbox.
-func (o *Postgres) DropExcept(ctx context.Context, keep []string) (map[string]int, error) {
+// DropExcept implements outbox.Outbox.
+func (o *Outbox) DropExcept(ctx context.Context, keep []string) (map[string]int, error) {
 	if keep == nil {
 		keep = []string{} // NOT (x = ANY(NULL)) is NULL, which would keep everything
 	}
-	rows, err := o.pool.Query(ctx, pgDropSQL, keep)
+	rows, err := o.store.pool.Query(ctx, pgDropSQL, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -206,15 +210,15 @@ func (o *Postgres) DropExcept(ctx context.Context, keep []string) (map[string]in
 	return dropped, err
 }
 
-// Stats implements Outbox.
-func (o *Postgres) Stats(ctx context.Context) (map[string]Stats, error) {
-	rows, err := o.pool.Query(ctx, pgStatsSQL)
+// Stats implements outbox.Outbox.
+func (o *Outbox) Stats(ctx context.Context) (map[string]outbox.Stats, error) {
+	rows, err := o.store.pool.Query(ctx, pgStatsSQL)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Stats)
+	out := make(map[string]outbox.Stats)
 	var ep string
-	var s Stats
+	var s outbox.Stats
 	var oldest *time.Time
 	_, err = pgx.ForEachRow(rows, []any{&ep, &s.Pending, &s.DeadLetters, &oldest}, func() error {
 		s.OldestPending = time.Time{}

@@ -1,0 +1,298 @@
+// Package outboxtest is the conformance suite of outbox.Store: every store
+// that keeps an outbox runs it, as storetest holds every plant.Store to the
+// same semantics. Its events are written as a webhook sender's plan writes
+// them: in the commits of the plants the store creates.
+package outboxtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+var ctx = context.Background()
+
+// Hour is a lease that does not pass during a test.
+const Hour = time.Hour
+
+const hour = Hour
+
+// Subject is a store under test, new and empty: its plants and its outbox
+// (the same store's), before its first write.
+type Subject struct {
+	Plants plant.Store
+	Outbox outbox.Store
+}
+
+// Run runs the suite on the stores open makes.
+func Run(t *testing.T, open func(t *testing.T) Subject) {
+	for _, tc := range []struct {
+		name string
+		test func(t *testing.T, h harness)
+	}{
+		{"EventsAreClaimedOncePerEndpointWithTheirBodies", testEventsAreClaimedOncePerEndpointWithTheirBodies},
+		{"RetryDeliveredAndStats", testRetryDeliveredAndStats},
+		{"BuriedDeadLettersAreListedAndRedelivered", testBuriedDeadLettersAreListedAndRedelivered},
+		{"DropExceptRemovesOnlyTheRemovedEndpointsPending", testDropExceptRemovesOnlyTheRemovedEndpointsPending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			w := NewWriter(s, Hour)
+			tc.test(t, harness{box: s.Outbox, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
+				t.Helper()
+				w.Write(t, ev, false, endpoints...)
+			}})
+		})
+	}
+}
+
+// harness is an outbox and a way to write events into it.
+type harness struct {
+	box   outbox.Outbox
+	write func(t *testing.T, ev outbox.Event, endpoints ...string)
+}
+
+// Writer writes events as a sender's plan does: each Write creates a new
+// plant, whose commit writes the event for the endpoints. Writes run one
+// at a time.
+type Writer struct {
+	s      Subject
+	next   planned
+	plants int64
+}
+
+// planned is what the next create's plan writes: its event for each of
+// endpoints, leased or not.
+type planned struct {
+	event     outbox.Event
+	endpoints []string
+	leased    bool
+}
+
+// NewWriter hooks s's outbox (lease: see outbox.Store.OnChange).
+func NewWriter(s Subject, lease time.Duration) *Writer {
+	w := &Writer{s: s}
+	s.Outbox.OnChange(lease, func(changes []outbox.Change, claims bool) ([]outbox.Row, func(map[int64]struct{}, error)) {
+		var rows []outbox.Row
+		for _, c := range changes {
+			for _, ep := range w.next.endpoints {
+				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Endpoint: ep, Event: w.next.event, Leased: claims && w.next.leased})
+			}
+		}
+		return rows, nil
+	})
+	return w
+}
+
+// Write creates the next plant, writing ev for endpoints in its commit,
+// leased when leased (and the store claims as it writes).
+func (w *Writer) Write(t *testing.T, ev outbox.Event, leased bool, endpoints ...string) {
+	t.Helper()
+	w.plants++
+	w.Create(t, w.plants, ev, leased, endpoints...)
+}
+
+// Create creates plant id, writing ev for endpoints if its commit stores
+// it (not for an identical re-create).
+func (w *Writer) Create(t *testing.T, id int64, ev outbox.Event, leased bool, endpoints ...string) {
+	t.Helper()
+	w.next = planned{event: ev, endpoints: endpoints, leased: leased}
+	if _, err := w.s.Plants.Create(ctx, plant.Plant{ID: id, Name: "plant"}); err != nil {
+		t.Fatalf("Create(%d) = %v", id, err)
+	}
+}
+
+// Event is the n-th test event.
+func Event(n int) outbox.Event {
+	return outbox.Event{Body: fmt.Appendf(nil, `{"id":%d,"name":"plant %d"}`, n, n), TraceParent: fmt.Sprintf("00-%032x-%016x-01", n, n)}
+}
+
+// Claim claims, failing t on an error.
+func Claim(t *testing.T, box outbox.Outbox, endpoint string, max int, lease time.Duration) []outbox.Delivery {
+	t.Helper()
+	ds, err := box.Claim(ctx, endpoint, max, lease)
+	if err != nil {
+		t.Fatalf("Claim(%s) = %v", endpoint, err)
+	}
+	return ds
+}
+
+// ClaimSoon claims, looking again for a while rather than assuming that a
+// write is claimable the moment it returns.
+func ClaimSoon(t *testing.T, box outbox.Outbox, endpoint string, want int, lease time.Duration) []outbox.Delivery {
+	t.Helper()
+	var got []outbox.Delivery
+	for range 200 {
+		got = append(got, Claim(t, box, endpoint, want-len(got), lease)...)
+		if len(got) == want {
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("claimed %d of %s's deliveries, want %d", len(got), endpoint, want)
+	return nil
+}
+
+// ClaimSoonAfter waits out wait, then claims until something comes.
+func ClaimSoonAfter(t *testing.T, box outbox.Outbox, endpoint string, wait time.Duration) []outbox.Delivery {
+	t.Helper()
+	time.Sleep(wait)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got := Claim(t, box, endpoint, 10, hour); len(got) > 0 {
+			return got
+		}
+	}
+	t.Fatalf("nothing of %s's was due within 20s of its lease", endpoint)
+	return nil
+}
+
+func testEventsAreClaimedOncePerEndpointWithTheirBodies(t *testing.T, h harness) {
+	h.write(t, Event(1), "a", "b")
+	h.write(t, Event(2), "a")
+	a := ClaimSoon(t, h.box, "a", 2, hour)
+	b := ClaimSoon(t, h.box, "b", 1, hour)
+	if again := Claim(t, h.box, "a", 10, hour); len(again) != 0 {
+		t.Fatalf("a leased delivery was claimed again: %v", again)
+	}
+	ids := map[string]bool{}
+	bodies := map[string]bool{}
+	for _, d := range append(a, b...) {
+		if !strings.HasPrefix(d.ID, "msg_") || len(d.ID) != 30 || ids[d.ID] {
+			t.Errorf("delivery id %q: want a distinct msg_ and 26 characters", d.ID)
+		}
+		ids[d.ID] = true
+		if d.Attempt != 1 || d.CreatedAt.IsZero() || time.Since(d.CreatedAt) > time.Minute {
+			t.Errorf("delivery %s: attempt %d created %v, want attempt 1 just now", d.ID, d.Attempt, d.CreatedAt)
+		}
+		bodies[d.Endpoint+" "+string(d.Body)+" "+d.TraceParent] = true
+	}
+	for _, want := range []string{
+		`a {"id":1,"name":"plant 1"} ` + Event(1).TraceParent,
+		`a {"id":2,"name":"plant 2"} ` + Event(2).TraceParent,
+		`b {"id":1,"name":"plant 1"} ` + Event(1).TraceParent,
+	} {
+		if !bodies[want] {
+			t.Errorf("no delivery %s; have %v", want, bodies)
+		}
+	}
+}
+
+func testRetryDeliveredAndStats(t *testing.T, h harness) {
+	h.write(t, Event(1), "a")
+	h.write(t, Event(2), "a")
+	h.write(t, Event(3), "a")
+	ds := ClaimSoon(t, h.box, "a", 3, hour)
+	slices.SortFunc(ds, func(x, y outbox.Delivery) int { return strings.Compare(string(x.Body), string(y.Body)) })
+	if err := h.box.Retry(ctx, ds[0], 0, "answered 500"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.box.Retry(ctx, ds[1], hour, "answered 503"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.box.Delivered(ctx, ds[2:]); err != nil {
+		t.Fatal(err)
+	}
+	again := ClaimSoon(t, h.box, "a", 1, hour)
+	if again[0].ID != ds[0].ID || again[0].Attempt != 2 || string(again[0].Body) != string(ds[0].Body) {
+		t.Fatalf("retried now: claimed %s attempt %d, want %s attempt 2", again[0].ID, again[0].Attempt, ds[0].ID)
+	}
+	if more := Claim(t, h.box, "a", 10, hour); len(more) != 0 {
+		t.Fatalf("claimed %d more; the one retried in an hour is not due, the delivered one is gone", len(more))
+	}
+	stats, err := h.box.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stats["a"]; s.Pending != 2 || s.DeadLetters != 0 || s.OldestPending.IsZero() || time.Since(s.OldestPending) > time.Minute {
+		t.Fatalf("stats = %+v, want 2 pending, the oldest just now", s)
+	}
+}
+
+func testBuriedDeadLettersAreListedAndRedelivered(t *testing.T, h harness) {
+	h.write(t, Event(1), "a", "b")
+	da := ClaimSoon(t, h.box, "a", 1, hour)[0]
+	db := ClaimSoon(t, h.box, "b", 1, hour)[0]
+	if err := h.box.Bury(ctx, da, "answered 500"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.box.Bury(ctx, db, "no answer within --webhooks-timeout"); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := h.box.DeadLetters(ctx, "a", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 1 || dead[0].ID != da.ID || dead[0].Endpoint != "a" || dead[0].Attempts != 1 ||
+		dead[0].LastError != "answered 500" || string(dead[0].Body) != string(Event(1).Body) || dead[0].DiedAt.IsZero() {
+		t.Fatalf("dead letters of a = %+v", dead)
+	}
+	if all, _ := h.box.DeadLetters(ctx, "", 10); len(all) != 2 {
+		t.Fatalf("%d dead letters in all, want 2", len(all))
+	}
+	if one, _ := h.box.DeadLetters(ctx, "", 1); len(one) != 1 {
+		t.Fatalf("limit 1 listed %d", len(one))
+	}
+	if got := Claim(t, h.box, "a", 10, 0); len(got) != 0 {
+		t.Fatalf("a dead letter was claimed: %v", got)
+	}
+	stats, _ := h.box.Stats(ctx)
+	if s := stats["a"]; s.Pending != 0 || s.DeadLetters != 1 || !s.OldestPending.IsZero() {
+		t.Fatalf("stats of a = %+v, want 1 dead letter, nothing pending", s)
+	}
+	// Its endpoint not configured: refused, and the letter stays.
+	for _, configured := range [][]string{nil, {"b"}} {
+		var nc *outbox.NotConfiguredError
+		if err := h.box.Redeliver(ctx, da.ID, configured); !errors.As(err, &nc) || nc.Endpoint != "a" {
+			t.Fatalf("Redeliver with endpoints %v = %v, want a NotConfiguredError of a", configured, err)
+		}
+	}
+	if dead, _ := h.box.DeadLetters(ctx, "a", 10); len(dead) != 1 || dead[0].ID != da.ID || dead[0].Attempts != 1 {
+		t.Fatalf("dead letters of a after a refused redeliver = %+v, want it kept as it was", dead)
+	}
+	if err := h.box.Redeliver(ctx, da.ID, []string{"b", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.box.Redeliver(ctx, da.ID, []string{"a"}); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("second Redeliver = %v, want ErrNotFound", err)
+	}
+	if err := h.box.Redeliver(ctx, "msg_nope", []string{"a"}); !errors.Is(err, outbox.ErrNotFound) {
+		t.Fatalf("Redeliver(unknown) = %v, want ErrNotFound", err)
+	}
+	back := ClaimSoon(t, h.box, "a", 1, hour)[0]
+	if back.ID != da.ID || back.Attempt != 1 {
+		t.Fatalf("redelivered: claimed %s attempt %d, want %s attempt 1", back.ID, back.Attempt, da.ID)
+	}
+}
+
+func testDropExceptRemovesOnlyTheRemovedEndpointsPending(t *testing.T, h harness) {
+	for i := range 3 {
+		h.write(t, Event(i), "keep", "gone", "also-gone")
+	}
+	d := ClaimSoon(t, h.box, "gone", 1, hour)[0]
+	if err := h.box.Bury(ctx, d, "answered 500"); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := h.box.DropExcept(ctx, []string{"keep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dropped["gone"] != 2 || dropped["also-gone"] != 3 || len(dropped) != 2 {
+		t.Fatalf("dropped %v, want gone 2 (its dead letter stays), also-gone 3", dropped)
+	}
+	if got := ClaimSoon(t, h.box, "keep", 3, hour); len(got) != 3 {
+		t.Fatal("keep lost deliveries")
+	}
+	if dead, _ := h.box.DeadLetters(ctx, "gone", 10); len(dead) != 1 {
+		t.Fatalf("the removed endpoint's dead letter: %d kept, want 1", len(dead))
+	}
+	if dropped, _ := h.box.DropExcept(ctx, nil); dropped["keep"] != 3 {
+		t.Fatalf("DropExcept(nil) dropped %v, want keep's 3", dropped)
+	}
+}
