@@ -41,11 +41,12 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"RetryDeliveredAndStats", testRetryDeliveredAndStats},
 		{"BuriedDeadLettersAreListedAndRedelivered", testBuriedDeadLettersAreListedAndRedelivered},
 		{"DropExceptRemovesOnlyTheRemovedEndpointsPending", testDropExceptRemovesOnlyTheRemovedEndpointsPending},
+		{"OnlyACommittedChangeWritesItsEvents", testOnlyACommittedChangeWritesItsEvents},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			w := NewWriter(s, Hour)
-			tc.test(t, harness{box: s.Outbox, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
+			tc.test(t, harness{box: s.Outbox, plants: s.Plants, w: w, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
 				t.Helper()
 				w.Write(t, ev, false, endpoints...)
 			}})
@@ -55,8 +56,10 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 
 // harness is an outbox and a way to write events into it.
 type harness struct {
-	box   outbox.Outbox
-	write func(t *testing.T, ev outbox.Event, endpoints ...string)
+	box    outbox.Outbox
+	plants plant.Store
+	w      *Writer
+	write  func(t *testing.T, ev outbox.Event, endpoints ...string)
 }
 
 // Writer writes events as a sender's plan does: each Write creates a new
@@ -294,5 +297,22 @@ func testDropExceptRemovesOnlyTheRemovedEndpointsPending(t *testing.T, h harness
 	}
 	if dropped, _ := h.box.DropExcept(ctx, nil); dropped["keep"] != 3 {
 		t.Fatalf("DropExcept(nil) dropped %v, want keep's 3", dropped)
+	}
+}
+
+// A create that changes nothing (an identical re-create) or fails (a
+// conflict) writes no event, whatever the plan gives for it.
+func testOnlyACommittedChangeWritesItsEvents(t *testing.T, h harness) {
+	h.w.Create(t, 1, Event(1), false, "a")
+	h.w.Create(t, 1, Event(2), false, "a") // identical: Unchanged
+	h.w.next = planned{event: Event(3), endpoints: []string{"a"}}
+	if _, err := h.plants.Create(ctx, plant.Plant{ID: 1, Name: "another"}); !errors.Is(err, plant.ErrConflict) {
+		t.Fatalf("Create of a different plant under a taken id = %v, want ErrConflict", err)
+	}
+	// Every create returned, so what it wrote is committed (and, on bolt,
+	// on disk): claimable now.
+	got := Claim(t, h.box, "a", 10, Hour)
+	if len(got) != 1 || string(got[0].Body) != string(Event(1).Body) {
+		t.Fatalf("claimed %d deliveries %v, want only the first create's event", len(got), got)
 	}
 }
