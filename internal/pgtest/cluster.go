@@ -68,6 +68,7 @@ type Cluster struct {
 	tcp    bool                // also listening on 127.0.0.1:port
 	cred   *syscall.Credential // the unprivileged user when running as root
 	dbs    atomic.Int64        // databases created, for unique names
+	reuse  reusePool           // databases tests are done with (reuse.go)
 
 	mu      sync.Mutex
 	running bool
@@ -311,27 +312,12 @@ func (c *Cluster) TCPURL(db, addr string) string {
 // PGHOST.
 func (c *Cluster) SocketDir() string { return c.dir }
 
-// NewDatabase creates an empty database on this cluster and returns its
-// URL. The database is dropped when the test ends.
+// NewDatabase returns the URL of an empty database on this cluster, for
+// the test alone until it ends; then it is emptied for another test, or
+// dropped (reuse.go).
 func (c *Cluster) NewDatabase(t testing.TB) string {
 	t.Helper()
-	name, err := c.CreateDatabase()
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	t.Cleanup(func() {
-		c.mu.Lock()
-		running := c.running
-		c.mu.Unlock()
-		if !running {
-			return // a cluster the test left stopped is removed whole
-		}
-		// FORCE: a pool the test did not close must not keep the database.
-		if err := c.exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: drop database: %v", err)
-		}
-	})
-	return c.URL(name)
+	return c.newDatabase(t, nil)
 }
 
 // CreateDatabase creates an empty database with a new name and returns the
