@@ -129,6 +129,7 @@ func claimSoon(t *testing.T, box outbox.Outbox, endpoint string, want int, lease
 }
 
 func TestEventsAreClaimedOncePerEndpointWithTheirBodies(t *testing.T) {
+	t.Parallel()
 	forEachOutbox(t, func(t *testing.T, h harness) {
 		h.write(t, event(1), "a", "b")
 		h.write(t, event(2), "a")
@@ -162,6 +163,7 @@ func TestEventsAreClaimedOncePerEndpointWithTheirBodies(t *testing.T) {
 }
 
 func TestRetryDeliveredAndStats(t *testing.T) {
+	t.Parallel()
 	forEachOutbox(t, func(t *testing.T, h harness) {
 		h.write(t, event(1), "a")
 		h.write(t, event(2), "a")
@@ -195,6 +197,7 @@ func TestRetryDeliveredAndStats(t *testing.T) {
 }
 
 func TestBuriedDeadLettersAreListedAndRedelivered(t *testing.T) {
+	t.Parallel()
 	forEachOutbox(t, func(t *testing.T, h harness) {
 		h.write(t, event(1), "a", "b")
 		da := claimSoon(t, h.box, "a", 1, hour)[0]
@@ -243,6 +246,7 @@ func TestBuriedDeadLettersAreListedAndRedelivered(t *testing.T) {
 }
 
 func TestDropExceptRemovesOnlyTheRemovedEndpointsPending(t *testing.T) {
+	t.Parallel()
 	forEachOutbox(t, func(t *testing.T, h harness) {
 		for i := range 3 {
 			h.write(t, event(i), "keep", "gone", "also-gone")
@@ -274,6 +278,7 @@ func TestDropExceptRemovesOnlyTheRemovedEndpointsPending(t *testing.T) {
 // replica that died holding a lease loses it when the lease ends; its late
 // result then changes nothing.
 func TestPostgresLeasesAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	h := postgresHarness(t)
 	for i := range 40 {
 		h.write(t, event(i), "a")
@@ -336,6 +341,7 @@ func TestPostgresLeasesAcrossReplicas(t *testing.T) {
 // claimed delivery. A create that inserts no plant (an identical re-create)
 // writes no row.
 func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
+	t.Parallel()
 	const lease = 2 * time.Second // far longer than a create and a claim, even on a loaded machine
 	s, box, next := hookedPostgres(t, lease)
 	create := func(id int64, ev outbox.Event, leased bool, endpoints ...string) {
