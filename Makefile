@@ -74,10 +74,11 @@ test: ## every test (or those of PKGS), with the race detector; ends with the sk
 
 # The inner loop: every unit and in-process test; a test that builds the
 # image, starts a control plane, a chaos cluster, Docker or the built binary
-# skips under -short (internal/testmode). Those skips are expected here, so
-# the CI=true check that make test runs afterwards is left out.
+# skips under -short (internal/testmode). Those skips are expected here: the
+# summary counts them without listing them, and the CI=true check that make
+# test runs afterwards is left out.
 test-short: ## the inner loop: every unit and in-process test (go test -short), with the race detector
-	$(GO) run $(GOTESTSUM) --format pkgname -- -short -race -count=1 -timeout 10m $(PKGS)
+	$(GO) run $(GOTESTSUM) --format pkgname --hide-summary=skipped -- -short -race -count=1 -timeout 10m $(PKGS)
 
 lint: ## gofmt, go vet, golangci-lint, govulncheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

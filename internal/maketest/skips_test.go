@@ -44,7 +44,7 @@ func TestTestSummarizesSkips(t *testing.T) {
 
 // TestTestShortAllowsItsSkips: make test-short runs the tests with -short
 // and, skipping being what -short is for, succeeds under CI=true with a
-// skipped test, listing it in its closing summary.
+// skipped test, which its closing line counts without listing it.
 func TestTestShortAllowsItsSkips(t *testing.T) {
 	if dry := mustMake(t, "-n", "test-short", "PKGS="+fixture); !strings.Contains(dry, fixture) || !strings.Contains(dry, " -short ") {
 		t.Fatalf("make -n test-short PKGS=%s does not run the package with -short:\n%s", fixture, dry)
@@ -53,17 +53,10 @@ func TestTestShortAllowsItsSkips(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make test-short under CI=true on a passing and a skipping test: %v, want success\n%s", err, out)
 	}
-	i := strings.LastIndex(out, "=== Skipped")
-	if i < 0 {
-		t.Fatalf("make test-short output has no closing summary of skipped tests:\n%s", out)
+	if !strings.Contains(out, "DONE 2 tests, 1 skipped") {
+		t.Errorf("make test-short output does not count the skipped test:\n%s", out)
 	}
-	summary := out[i:]
-	for _, want := range []string{
-		"=== SKIP: internal/maketest/testdata/skips TestSkipsWithAReason",
-		"DONE 2 tests, 1 skipped",
-	} {
-		if !strings.Contains(summary, want) {
-			t.Errorf("make test-short output lacks %q in its closing summary:\n%s", want, out)
-		}
+	if strings.Contains(out, "=== Skipped") {
+		t.Errorf("make test-short lists the skipped tests, which -short skips by design:\n%s", out)
 	}
 }
