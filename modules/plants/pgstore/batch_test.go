@@ -134,7 +134,8 @@ func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Pl
 	return errs
 }
 
-// blockedOnLocks counts the store's sessions waiting for a lock.
+// blockedOnLocks counts the store's sessions waiting for a lock, in the
+// test's own database (tests run in parallel).
 func blockedOnLocks(t *testing.T, url string) int {
 	t.Helper()
 	conn, err := pgx.Connect(ctx, url)
@@ -144,7 +145,7 @@ func blockedOnLocks(t *testing.T, url string) int {
 	defer conn.Close(ctx)
 	var n int
 	err = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-WHERE application_name = 'plantstore' AND wait_event_type = 'Lock'`).Scan(&n)
+WHERE datname = current_database() AND application_name = 'plantstore' AND wait_event_type = 'Lock'`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
