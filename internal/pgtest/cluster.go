@@ -165,10 +165,7 @@ func startCluster(port int, tcp bool) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	// --no-sync: a throwaway cluster need not wait for initdb's files to
-	// reach the disk; the running server keeps fsync on.
-	if err := c.run("initdb", "-D", c.dataDir(), "-U", Superuser, "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
+	if err := c.initdb(); err != nil { // initdb.go
 		return nil, err
 	}
 	settings := slices.Concat(serverSettings,
