@@ -72,6 +72,7 @@ func TestServerSettings(t *testing.T) {
 }
 
 func TestStopAndStart(t *testing.T) {
+	t.Parallel() // a cluster of its own
 	c := pgtest.NewCluster(t)
 	url := c.NewDatabase(t)
 	query(t, url, "SELECT 'up'")
@@ -95,6 +96,7 @@ func TestStopAndStart(t *testing.T) {
 // TestTCPClusterStopImmediate: a TCP cluster answers on its loopback port
 // and on its socket, and a crash stop keeps what was committed.
 func TestTCPClusterStopImmediate(t *testing.T) {
+	t.Parallel() // a cluster of its own
 	c := pgtest.NewTCPCluster(t)
 	db, err := c.CreateDatabase()
 	if err != nil {
