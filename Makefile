@@ -53,7 +53,7 @@ GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOVULNCHECK   := golang.org/x/vuln/cmd/govulncheck@v1.8.0
 GOVULNDB      ?= https://vuln.go.dev
 
-.PHONY: help version build run test lint bench chaos docker-build docker-run clean
+.PHONY: help version build run test test-short lint bench chaos docker-build docker-run clean
 
 help: ## list the targets
 	@echo "make TARGET [VARIABLE=value ...]; targets:"
@@ -82,6 +82,14 @@ run: build ## serve on HTTP_ADDR (admin on ADMIN_ADDR) with the development toke
 
 test: ## every test (or those of PKGS), with the race detector; ends with the skipped ones and why
 	$(GO) run $(GOTESTSUM) --format pkgname --post-run-command '$(NO_SKIPS_IN_CI)' -- -race -count=1 -timeout 30m $(PKGS)
+
+# The inner loop: every unit and in-process test; a test that builds the
+# image, starts a control plane, a chaos cluster, Docker or the built binary
+# skips under -short (internal/testmode). Those skips are expected here: the
+# summary counts them without listing them, and the CI=true check that make
+# test runs afterwards is left out.
+test-short: ## the inner loop: every unit and in-process test (go test -short), with the race detector
+	$(GO) run $(GOTESTSUM) --format pkgname --hide-summary=skipped -- -short -race -count=1 -timeout 10m $(PKGS)
 
 lint: ## gofmt, go vet, golangci-lint, govulncheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

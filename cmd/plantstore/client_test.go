@@ -106,6 +106,7 @@ func testClient(t *testing.T, cfg config) {
 // is answered 503 with Retry-After; the client waits and retries, and
 // succeeds once the database is back, with no error seen by the caller.
 func TestClientRetriesThroughPostgresOutage(t *testing.T) {
+	t.Parallel()                    // a cluster of its own
 	cluster := pgtest.NewCluster(t) // its own: stopping the shared one would fail other tests
 	cfg := testConfig(t)
 	cfg.Plants.Store = plants.StorePostgres

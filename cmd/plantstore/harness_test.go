@@ -28,6 +28,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/plantstore/plantstore/api"
+	"github.com/plantstore/plantstore/internal/testmode"
 	"github.com/plantstore/plantstore/modules/auth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants"
@@ -317,6 +318,7 @@ var (
 // buildBinary builds cmd/plantstore into a temporary directory.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	testmode.SkipIfShort(t, "runs the built plantstore binary")
 	binaryOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "plantstore-bin-")
 		if err != nil {

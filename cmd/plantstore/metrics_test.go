@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // traffic sends one of each kind of answer the metrics label: created,
@@ -106,6 +108,7 @@ func TestMetricsScrapePassesPromtool(t *testing.T) {
 // TestPrometheusScrapesTheService runs a real Prometheus server against the
 // admin listener and asks it what an operator's dashboards and alerts ask.
 func TestPrometheusScrapesTheService(t *testing.T) {
+	testmode.SkipIfShort(t, "starts a Prometheus server and waits for its scrapes")
 	promBin := requireProgram(t, "prometheus", "apt-get install prometheus")
 	rcv := startOTLPReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)

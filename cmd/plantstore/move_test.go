@@ -16,6 +16,7 @@ import (
 // server with plants (tags, unicode, the extreme ids), export, a postgres
 // server, import, export again: the two NDJSON files are byte-identical.
 func TestMoveBoltToPostgres(t *testing.T) {
+	t.Parallel()
 	boltCfg := testConfig(t)
 	boltCfg.Plants.Store, boltCfg.Plants.Bolt.DataDir = plants.StoreBolt, t.TempDir()
 	from := startServer(t, boltCfg)

@@ -59,6 +59,7 @@ func verifyPostgres(t *testing.T, url string, sent, acked map[int64]plant.Plant)
 // TestPostgresOutage stops the database under load and starts it again,
 // with the same plantstore serving throughout.
 func TestPostgresOutage(t *testing.T) {
+	t.Parallel()              // a cluster of its own
 	c := pgtest.NewCluster(t) // its own: stopping the shared one would fail other tests
 	cfg := testConfig(t)
 	cfg.Plants.Store = plants.StorePostgres

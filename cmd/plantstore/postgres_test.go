@@ -46,6 +46,7 @@ func postgresConfig(t *testing.T) config {
 // TestPostgresAPI runs the black-box suites of the other operations on
 // postgres.
 func TestPostgresAPI(t *testing.T) {
+	t.Parallel()
 	for name, suite := range map[string]func(*testing.T, config){
 		"List":            testListPlants,
 		"Get":             testGetPlant,
@@ -53,7 +54,10 @@ func TestPostgresAPI(t *testing.T) {
 		"WalkInterleaved": testWalkInterleaved,
 		"WalkConcurrent":  testWalkConcurrent,
 	} {
-		t.Run(name, func(t *testing.T) { suite(t, postgresConfig(t)) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			suite(t, postgresConfig(t))
+		})
 	}
 }
 

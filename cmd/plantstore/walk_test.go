@@ -194,7 +194,10 @@ func sortedKeys(m map[int64]bool) []int64 {
 	return ids
 }
 
-func TestWalkInterleaved(t *testing.T) { testWalkInterleaved(t, testConfig(t)) }
+func TestWalkInterleaved(t *testing.T) {
+	t.Parallel()
+	testWalkInterleaved(t, testConfig(t))
+}
 
 // testWalkInterleaved changes the store between pages in the three ways that
 // break offset paging, so it knows exactly what the walk must see: before
@@ -248,7 +251,10 @@ func testWalkInterleaved(t *testing.T, cfg config) {
 	}
 }
 
-func TestWalkConcurrent(t *testing.T) { testWalkConcurrent(t, testConfig(t)) }
+func TestWalkConcurrent(t *testing.T) {
+	t.Parallel()
+	testWalkConcurrent(t, testConfig(t))
+}
 
 // testWalkConcurrent walks while three other clients write: two create
 // plants inside the walked range and outside it, one deletes seeded plants

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 const token = "compose-test-token"
@@ -26,6 +28,7 @@ const token = "compose-test-token"
 // A plant created through the load balancer is read back from each of the
 // three replicas; everything is removed afterwards.
 func TestComposeUp(t *testing.T) {
+	testmode.SkipIfShort(t, "builds the image and starts the compose project")
 	bin := need(t, "docker-compose")
 	if err := exec.Command("docker", "info").Run(); err != nil {
 		if os.Getenv("CI") == "true" {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // commandTimeout bounds every docker command but the image build, so a hung
@@ -22,6 +24,7 @@ const commandTimeout = 2 * time.Minute
 // under CI=true, where the engine is part of the test environment.
 func requireDocker(t *testing.T) {
 	t.Helper()
+	testmode.SkipIfShort(t, "needs a Docker engine and the image")
 	_, err := exec.LookPath("docker")
 	if err == nil {
 		_, err = runDocker(context.Background(), "info", "--format", "{{.ServerVersion}}")

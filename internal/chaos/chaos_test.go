@@ -11,6 +11,7 @@ import (
 
 	"github.com/plantstore/plantstore/internal/chaos"
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/testmode"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -30,6 +31,7 @@ func TestChaosBolt(t *testing.T) {
 }
 
 func run(t *testing.T, cfg chaos.Config) {
+	testmode.SkipIfShort(t, "starts a chaos cluster of built binaries")
 	cfg.Seed = seed(t)
 	cfg.Calm = 2 * time.Second
 	if d := os.Getenv("CHAOS_DURATION"); d != "" {

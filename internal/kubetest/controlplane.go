@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // startTimeout bounds the wait for each program to answer; the programs
@@ -41,6 +43,7 @@ type ControlPlane struct {
 // ends. Tests in a package usually share one through Shared.
 func Start(t testing.TB) *ControlPlane {
 	t.Helper()
+	testmode.SkipIfShort(t, "starts a Kubernetes control plane")
 	cp, err := StartControlPlane()
 	if err != nil {
 		unavailable(t, err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // The control plane a test binary shares, started by the first Shared.
@@ -36,6 +38,7 @@ func Main(m *testing.M) {
 // the package's TestMain, which stops it after the tests.
 func Shared(t testing.TB) *ControlPlane {
 	t.Helper()
+	testmode.SkipIfShort(t, "starts a Kubernetes control plane")
 	if !mainRunning {
 		t.Fatal("kubetest: the package's TestMain must call kubetest.Main(m), which stops the shared control plane after the tests")
 	}

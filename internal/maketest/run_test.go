@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // curlLine is the request make run prints for an API at url.
@@ -55,6 +57,7 @@ func TestRunPrintsAUsableCurlLine(t *testing.T) {
 // would, pastes the printed request, and asks the admin listener, which must
 // be on ADMIN_ADDR.
 func TestRunServesWhereItSays(t *testing.T) {
+	testmode.SkipIfShort(t, "builds and runs the binary through make run")
 	dir := t.TempDir()
 	api, admin := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithTimeout(t.Context(), makeTimeout)

@@ -41,3 +41,22 @@ func TestTestSummarizesSkips(t *testing.T) {
 		t.Errorf("make test under CI=true does not say why it failed:\n%s", out)
 	}
 }
+
+// TestTestShortAllowsItsSkips: make test-short runs the tests with -short
+// and, skipping being what -short is for, succeeds under CI=true with a
+// skipped test, which its closing line counts without listing it.
+func TestTestShortAllowsItsSkips(t *testing.T) {
+	if dry := mustMake(t, "-n", "test-short", "PKGS="+fixture); !strings.Contains(dry, fixture) || !strings.Contains(dry, " -short ") {
+		t.Fatalf("make -n test-short PKGS=%s does not run the package with -short:\n%s", fixture, dry)
+	}
+	out, err := runMake(t, []string{"CI=true"}, "test-short", "PKGS="+fixture)
+	if err != nil {
+		t.Fatalf("make test-short under CI=true on a passing and a skipping test: %v, want success\n%s", err, out)
+	}
+	if !strings.Contains(out, "DONE 2 tests, 1 skipped") {
+		t.Errorf("make test-short output does not count the skipped test:\n%s", out)
+	}
+	if strings.Contains(out, "=== Skipped") {
+		t.Errorf("make test-short lists the skipped tests, which -short skips by design:\n%s", out)
+	}
+}

@@ -5,8 +5,13 @@
 // they talk to a production database.
 //
 // A test package shares one cluster (started on first use, stopped by Main)
-// and gives each test a fresh database with NewDatabase. A test that stops
-// and starts the server gets a cluster of its own with NewCluster.
+// and gives each test a database of its own: an empty one with NewDatabase,
+// or one with a schema in place with NewMigratedDatabase. Tests may run in
+// parallel. A database a test is done with is handed to the next one once
+// it is as a fresh one (reuse.go): creating databases cost more than most
+// tests. A test that stops and starts the server gets a cluster of its own
+// with NewCluster. Every cluster starts from a copy of one data directory
+// that initdb made (initdb.go).
 //
 // PostgreSQL refuses to run as root. When the tests run as root (CI
 // containers do), initdb, pg_ctl and the server run as the unprivileged user
@@ -68,6 +73,7 @@ type Cluster struct {
 	tcp    bool                // also listening on 127.0.0.1:port
 	cred   *syscall.Credential // the unprivileged user when running as root
 	dbs    atomic.Int64        // databases created, for unique names
+	reuse  reusePool           // databases tests are done with (reuse.go)
 
 	mu      sync.Mutex
 	running bool
@@ -164,10 +170,7 @@ func startCluster(port int, tcp bool) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	// --no-sync: a throwaway cluster need not wait for initdb's files to
-	// reach the disk; the running server keeps fsync on.
-	if err := c.run("initdb", "-D", c.dataDir(), "-U", Superuser, "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
+	if err := c.initdb(); err != nil { // initdb.go
 		return nil, err
 	}
 	settings := slices.Concat(serverSettings,
@@ -311,27 +314,12 @@ func (c *Cluster) TCPURL(db, addr string) string {
 // PGHOST.
 func (c *Cluster) SocketDir() string { return c.dir }
 
-// NewDatabase creates an empty database on this cluster and returns its
-// URL. The database is dropped when the test ends.
+// NewDatabase returns the URL of an empty database on this cluster, for
+// the test alone until it ends; then it is emptied for another test, or
+// dropped (reuse.go).
 func (c *Cluster) NewDatabase(t testing.TB) string {
 	t.Helper()
-	name, err := c.CreateDatabase()
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	t.Cleanup(func() {
-		c.mu.Lock()
-		running := c.running
-		c.mu.Unlock()
-		if !running {
-			return // a cluster the test left stopped is removed whole
-		}
-		// FORCE: a pool the test did not close must not keep the database.
-		if err := c.exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: drop database: %v", err)
-		}
-	})
-	return c.URL(name)
+	return c.newDatabase(t, nil)
 }
 
 // CreateDatabase creates an empty database with a new name and returns the

@@ -46,8 +46,8 @@ func Shared(t testing.TB) *Cluster {
 	return shared
 }
 
-// NewDatabase creates an empty database on the shared cluster and returns
-// its URL; it is dropped when the test ends.
+// NewDatabase returns the URL of an empty database on the shared cluster,
+// the test's alone until it ends (see Cluster.NewDatabase).
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	return Shared(t).NewDatabase(t)

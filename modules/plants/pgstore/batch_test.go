@@ -15,7 +15,8 @@ import (
 // Creates that queue while both lanes are busy share one statement; each
 // caller still gets its own outcome, a repeated id included.
 func TestQueuedCreatesShareAStatement(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	queued := []struct {
 		p    plant.Plant
@@ -53,7 +54,8 @@ func TestQueuedCreatesShareAStatement(t *testing.T) {
 // A statement fails whole; a create that fails it fails alone, and the
 // others sharing its statement are stored.
 func TestABadCreateFailsAlone(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	good := []plant.Plant{{ID: 20, Name: "fern"}, {ID: 22, Name: "moss", Tag: plant.StringPtr("green")}}
 	bad := plant.Plant{ID: 21, Name: "nul\x00byte"} // PostgreSQL text cannot hold NUL
@@ -132,7 +134,8 @@ func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Pl
 	return errs
 }
 
-// blockedOnLocks counts the store's sessions waiting for a lock.
+// blockedOnLocks counts the store's sessions waiting for a lock, in the
+// test's own database (tests run in parallel).
 func blockedOnLocks(t *testing.T, url string) int {
 	t.Helper()
 	conn, err := pgx.Connect(ctx, url)
@@ -142,7 +145,7 @@ func blockedOnLocks(t *testing.T, url string) int {
 	defer conn.Close(ctx)
 	var n int
 	err = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-WHERE application_name = 'plantstore' AND wait_event_type = 'Lock'`).Scan(&n)
+WHERE datname = current_database() AND application_name = 'plantstore' AND wait_event_type = 'Lock'`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +166,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // deadlock (PostgreSQL would abort one statement, and every create in it
 // would answer 503).
 func TestReplicasCreatingTheSameIDsDoNotDeadlock(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	replicas := []*Store{openStore(t, Config{URL: url}), openStore(t, Config{URL: url})}
 	const clients, ids, rounds = 16, 64, 8
 	errs := make(chan error, len(replicas)*clients*ids*rounds)

@@ -22,6 +22,7 @@ import (
 // statement, whose creates then run one by one, so that only the one at
 // fault fails and nothing of it is left.
 func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s := openStore(t, Config{URL: url})
 	if _, err := s.pool.Exec(ctx, `CREATE TABLE test_outbox (id bigint PRIMARY KEY, name text NOT NULL CHECK (name <> 'refused'))`); err != nil {
@@ -104,7 +105,8 @@ func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
 // whether the retry runs alone or shares a statement. (Rewriting it would
 // cost a row version and WAL per client retry.)
 func TestIdenticalRecreateLeavesTheRowAlone(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	fern := plant.Plant{ID: 10, Name: "fern", Tag: plant.StringPtr("green")}
 	moss := plant.Plant{ID: 11, Name: "moss"}
@@ -140,6 +142,7 @@ func TestIdenticalRecreateLeavesTheRowAlone(t *testing.T) {
 // answered unavailable (a 503, safe to retry), nothing is stored, and the
 // hook's done hears the error.
 func TestCreateHookUnavailableFailsTheWholeBatch(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s := openStore(t, Config{URL: url})
 	if _, err := s.pool.Exec(ctx, `CREATE TABLE test_outbox (id bigint PRIMARY KEY)`); err != nil {

@@ -13,6 +13,7 @@ import (
 // program's OnStart hook, after Migrate) spawns them, once, and Close
 // waits for them to end.
 func TestNewBuildsStartStarts(t *testing.T) {
+	t.Parallel()
 	s, err := New(Config{URL: pgtest.NewDatabase(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,7 @@ func TestNewBuildsStartStarts(t *testing.T) {
 // Start: its first create starts the lanes, and Close without any create
 // returns.
 func TestStoreWithoutStartStillCreates(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s, err := New(Config{URL: url})
 	if err != nil {

@@ -29,6 +29,7 @@ func queryInt(t *testing.T, url, sql string, args ...any) int64 {
 // TestSchema: the embedded migrations make the table and the index the
 // queries rely on, and record themselves.
 func TestSchema(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	openStore(t, Config{URL: url})
 	conn, err := pgx.Connect(ctx, url)
@@ -71,6 +72,7 @@ FROM information_schema.columns WHERE table_name = 'plants' ORDER BY ordinal_pos
 // migration (CREATE TABLE, not IF NOT EXISTS) would fail in all but one of
 // them without the lock.
 func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	const replicas = 8
 	var wg sync.WaitGroup
@@ -101,6 +103,7 @@ func TestMigrateConcurrently(t *testing.T) {
 // nothing to do. The second migration sleeps to hold the door open for a
 // session that would not wait.
 func TestMigrationsApplyOnce(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	migrations := []migration{
 		{version: 1, name: "0001_counter.sql", sql: "CREATE TABLE runs (migration int NOT NULL)"},
@@ -142,6 +145,7 @@ WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE da
 // whole and not recorded, the error names it, and the next start applies
 // the corrected file.
 func TestFailedMigrationLeavesNoTrace(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
@@ -169,6 +173,7 @@ func TestFailedMigrationLeavesNoTrace(t *testing.T) {
 }
 
 func TestLoadMigrations(t *testing.T) {
+	t.Parallel()
 	got, err := loadMigrations(fstest.MapFS{
 		"migrations/0010_ten.sql": {Data: []byte("SELECT 10")},
 		"migrations/0002_two.sql": {Data: []byte("SELECT 2")},

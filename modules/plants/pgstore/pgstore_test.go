@@ -17,6 +17,16 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// plantsSchema is the store's schema: pgtest migrates a database once and
+// hands it, truncated, from test to test.
+var plantsSchema = pgtest.NewSchema(func(ctx context.Context, url string) error {
+	s, err := Open(ctx, Config{URL: url})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
 var ctx = context.Background()
 
 // openStore opens a migrated store on url, closed when the test ends.
@@ -31,8 +41,9 @@ func openStore(t testing.TB, cfg Config) *Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) plant.Store {
-		return openStore(t, Config{URL: pgtest.NewDatabase(t)})
+		return openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
 	})
 }
 
@@ -47,7 +58,8 @@ func show(t *testing.T, s *Store, setting string) string {
 }
 
 func TestSessionSettings(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	if got := show(t, s, "statement_timeout"); got != "5s" {
 		t.Errorf("default statement_timeout = %q, want 5s", got)
@@ -108,6 +120,7 @@ func TestLibpqEnvironment(t *testing.T) {
 }
 
 func TestBadURL(t *testing.T) {
+	t.Parallel()
 	_, err := New(Config{URL: "postgres://user:secret@host:notaport/db"})
 	if err == nil {
 		t.Fatal("New accepted a URL with a bad port")
@@ -143,6 +156,7 @@ func assertUnavailable(t *testing.T, s *Store) {
 }
 
 func TestNoServerIsUnavailable(t *testing.T) {
+	t.Parallel()
 	// A socket directory where no server listens, and a loopback port that
 	// refuses connections.
 	refused, err := net.Listen("tcp", "127.0.0.1:0")
@@ -170,6 +184,7 @@ func TestNoServerIsUnavailable(t *testing.T) {
 // never answers (a hung host, a black-holed network) costs a call the
 // connect timeout, then the call fails as unavailable.
 func TestSilentServerIsUnavailable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +220,8 @@ func TestSilentServerIsUnavailable(t *testing.T) {
 // transaction holds is cancelled by the server's statement_timeout and
 // reported as unavailable, not as a failure of the request.
 func TestStatementTimeoutIsUnavailable(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url, StatementTimeout: 200 * time.Millisecond})
 	holder, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -235,7 +251,8 @@ func TestStatementTimeoutIsUnavailable(t *testing.T) {
 // TestStatementErrorIsNotUnavailable: an error in the statement itself
 // (here, text PostgreSQL cannot store) is not "retry later".
 func TestStatementErrorIsNotUnavailable(t *testing.T) {
-	s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
+	t.Parallel()
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
 	_, err := s.Create(ctx, plant.Plant{ID: 1, Name: "nul \x00 byte"})
 	if err == nil || errors.Is(err, plant.ErrUnavailable) || errors.Is(err, plant.ErrConflict) {
 		t.Fatalf("Create with a NUL byte = %v, want a plain error", err)
@@ -246,6 +263,7 @@ func TestStatementErrorIsNotUnavailable(t *testing.T) {
 // unavailable; once it is back the same store serves again, without being
 // reopened.
 func TestRecoversWhenTheServerReturns(t *testing.T) {
+	t.Parallel()
 	c := pgtest.NewCluster(t)
 	s := openStore(t, Config{URL: c.NewDatabase(t), ConnectTimeout: time.Second})
 	want := plant.Plant{ID: 1, Name: "before", Tag: plant.StringPtr("t")}
@@ -290,7 +308,8 @@ func TestRecoversWhenTheServerReturns(t *testing.T) {
 // generic plan, which a prepared statement may settle on after a few
 // executions, must not sort either: it cannot know how many rows a tag has.
 func TestListPlansSeekAnIndex(t *testing.T) {
-	s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
+	t.Parallel()
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
 	if _, err := s.pool.Exec(ctx, `INSERT INTO plants
 SELECT i, 'p', CASE WHEN i % 10000 = 0 THEN 'rare' WHEN i < 10000 THEN 'old' WHEN i % 2 = 0 THEN 'common' END
 FROM generate_series(1, 50000) i`); err != nil {

@@ -46,7 +46,10 @@ func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
 	}
 	cases = append(cases, updateCases...)
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has a store of its own
+			c.fn(t, newStore(t))
+		})
 	}
 }
 
