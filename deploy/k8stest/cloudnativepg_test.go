@@ -12,10 +12,15 @@ package k8stest
 // runs.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	gotoken "go/token"
+	"io"
 	"maps"
 	"path"
 	"reflect"
@@ -30,6 +35,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/plantstore/plantstore/internal/kubetest"
 )
@@ -318,4 +325,53 @@ func standInOperator(t *testing.T, c *cluster, ns, name string) {
 			}
 		}
 	}()
+}
+
+// TestCloudNativePGInstallIsThePinnedRelease checks the doc's install
+// command against the release the tests use: it applies that release's
+// manifest (from the pinned module: releases/), whose Cluster definition
+// is the one the overlay is applied against, and waits for the operator's
+// Deployment the manifest makes. The command itself cannot run here: it
+// fetches from the internet and would start an operator nothing runs.
+func TestCloudNativePGInstallIsThePinnedRelease(t *testing.T) {
+	block := docBlock(t, "cloudnative-pg-install")
+	release := "cnpg-" + strings.TrimPrefix(kubetest.CloudNativePGVersion, "v") + ".yaml"
+	if !strings.Contains(block, "/releases/"+release) {
+		t.Errorf("the install command does not name %s:\n%s", release, block)
+	}
+	var crd, deployment map[string]any
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(kubetest.CloudNativePGFile(t, "releases/"+release)), 1<<20)
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		u := unstructured.Unstructured{Object: obj}
+		switch {
+		case u.GetKind() == "CustomResourceDefinition" && u.GetName() == "clusters.postgresql.cnpg.io":
+			crd = obj
+		case u.GetKind() == "Deployment":
+			deployment = obj
+			want := fmt.Sprintf("kubectl -n %s rollout status deployment/%s", u.GetNamespace(), u.GetName())
+			if !strings.Contains(block, want) {
+				t.Errorf("the install block does not wait for the operator with %q:\n%s", want, block)
+			}
+		}
+	}
+	if crd == nil || deployment == nil {
+		t.Fatalf("%s: no Cluster CRD or no Deployment", release)
+	}
+	js, err := yaml.YAMLToJSON(kubetest.CloudNativePGCRD(t, "clusters"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tested map[string]any
+	if err := json.Unmarshal(js, &tested); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(crd["spec"], tested["spec"]) {
+		t.Errorf("%s installs another Cluster definition than config/crd/bases, which the tests apply", release)
+	}
 }
