@@ -32,6 +32,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -315,9 +316,14 @@ func standInOperator(t *testing.T, c *cluster, ns, name string) {
 					t.Error(err)
 					return
 				}
-				if _, err := res.UpdateStatus(ctx, live, metav1.UpdateOptions{}); err == nil {
+				_, err = res.UpdateStatus(ctx, live, metav1.UpdateOptions{})
+				if err == nil {
 					return
 				}
+			}
+			if err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				t.Errorf("stand-in operator: %v", err)
+				return
 			}
 			select {
 			case <-ctx.Done():
