@@ -340,7 +340,7 @@ func standInOperator(t *testing.T, c *cluster, ns, name string) {
 // Deployment the manifest makes. The command itself cannot run here: it
 // fetches from the internet and would start an operator nothing runs.
 func TestCloudNativePGInstallIsThePinnedRelease(t *testing.T) {
-	block := docBlock(t, "cloudnative-pg-install")
+	block := docBlock(t, "install-cloudnative-pg")
 	release := "cnpg-" + strings.TrimPrefix(kubetest.CloudNativePGVersion, "v") + ".yaml"
 	if !strings.Contains(block, "/releases/"+release) {
 		t.Errorf("the install command does not name %s:\n%s", release, block)
