@@ -46,6 +46,15 @@ var otelEnv = []string{
 	"OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
 }
 
+// libpqEnv are libpq's variables that the PostgreSQL driver reads for what
+// --postgres-url leaves out (the flag's help says so): the CloudNativePG
+// overlay sets the TLS and session settings its operator's URI lacks.
+var libpqEnv = []string{
+	"PGHOST", "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGAPPNAME",
+	"PGCONNECT_TIMEOUT", "PGSSLMODE", "PGSSLKEY", "PGSSLCERT", "PGSSLROOTCERT",
+	"PGTARGETSESSIONATTRS", "PGOPTIONS", "PGCHANNELBINDING",
+}
+
 // targetLabels are added by Prometheus when it scrapes (the Prometheus
 // Operator's ServiceMonitor adds namespace, service, pod and container),
 // so the service cannot export them.
@@ -174,7 +183,7 @@ func render(t *testing.T, k k8stest.Kustomization) *k8stest.Manifests {
 // TestManifestsConfigureTheProgram checks every setting a manifest passes
 // to the program, and what the manifests assume about its configuration.
 func TestManifestsConfigureTheProgram(t *testing.T) {
-	known := append(append(flagEnvVars(), goRuntimeEnv...), otelEnv...)
+	known := slices.Concat(flagEnvVars(), goRuntimeEnv, otelEnv, libpqEnv)
 	for _, k := range k8stest.Kustomizations {
 		t.Run(k.Name, func(t *testing.T) {
 			m := render(t, k)

@@ -3,7 +3,6 @@ package k8stest
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,20 +14,17 @@ import (
 // the replica count its Deployment reaches (the postgres overlay's through
 // its autoscaler's minimum).
 var applyCases = []struct {
-	name       string
-	dir        string
-	replicas   int32
-	monitoring bool // needs the Prometheus Operator's CRDs
+	name     string
+	dir      string
+	replicas int32
+	crds     string // the operator whose CRDs it needs, or ""
 }{
-	{"default", "deploy/k8s", 1, false},
-	{"postgres", "deploy/k8s/overlays/postgres", 3, false},
-	{"default-monitoring", "deploy/k8stest/testdata/default-monitoring", 1, true},
-	{"postgres-monitoring", "deploy/k8stest/testdata/postgres-monitoring", 3, true},
+	{"default", "deploy/k8s", 1, ""},
+	{"postgres", "deploy/k8s/overlays/postgres", 3, ""},
+	{"cloudnative-pg", "deploy/k8s/overlays/cloudnative-pg", 3, cloudNativePG},
+	{"default-monitoring", "deploy/k8stest/testdata/default-monitoring", 1, prometheusOperator},
+	{"postgres-monitoring", "deploy/k8stest/testdata/postgres-monitoring", 3, prometheusOperator},
 }
-
-// crdsOnce installs the Prometheus Operator's CRDs on the shared control
-// plane for the first variant with the monitoring component.
-var crdsOnce sync.Once
 
 // TestApplyServerSide applies each variant into a restricted namespace:
 // every object is accepted without a warning, a second apply changes
@@ -39,8 +35,8 @@ func TestApplyServerSide(t *testing.T) {
 	c := newCluster(t)
 	for _, tc := range applyCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.monitoring {
-				crdsOnce.Do(func() { installPrometheusOperatorCRDs(t, c) })
+			if tc.crds != "" {
+				needCRDs(t, c, tc.crds)
 			}
 			ns := c.cp.RestrictedNamespace(t, "apply-"+tc.name)
 			objs := render(t, tc.dir)

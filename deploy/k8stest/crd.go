@@ -71,3 +71,56 @@ type Rule struct {
 	Labels        map[string]string `json:"labels,omitempty"`
 	Annotations   map[string]string `json:"annotations,omitempty"`
 }
+
+// PostgresCluster is CloudNativePG's Cluster (postgresql.cnpg.io/v1), a
+// PostgreSQL primary and its standbys run by the operator, reduced like
+// the kinds above to the fields the manifests use, under the operator's
+// names. The server checks the object against the operator's own schema
+// (cloudnativepg_test.go); this type keeps the decode strict.
+type PostgresCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              PostgresClusterSpec `json:"spec"`
+}
+
+// PostgresClusterSpec is the Cluster's size, configuration and first
+// database.
+type PostgresClusterSpec struct {
+	Instances  int                    `json:"instances"`
+	PostgreSQL *PostgresConfiguration `json:"postgresql,omitempty"`
+	Bootstrap  *PostgresBootstrap     `json:"bootstrap,omitempty"`
+	Storage    *PostgresStorage       `json:"storage,omitempty"`
+}
+
+// PostgresConfiguration is the servers' settings and their replication.
+type PostgresConfiguration struct {
+	Parameters  map[string]string    `json:"parameters,omitempty"`
+	Synchronous *PostgresSynchronous `json:"synchronous,omitempty"`
+}
+
+// PostgresSynchronous is the synchronous replication the operator keeps
+// in synchronous_standby_names.
+type PostgresSynchronous struct {
+	Method         string `json:"method"` // "any" (quorum) or "first" (priority)
+	Number         int    `json:"number"`
+	DataDurability string `json:"dataDurability,omitempty"` // "required" or "preferred"
+	FailoverQuorum bool   `json:"failoverQuorum,omitempty"`
+}
+
+// PostgresBootstrap says how the Cluster's first instance is made.
+type PostgresBootstrap struct {
+	InitDB *PostgresInitDB `json:"initdb,omitempty"`
+}
+
+// PostgresInitDB creates a new cluster with the application's database and
+// its owner.
+type PostgresInitDB struct {
+	Database string `json:"database,omitempty"`
+	Owner    string `json:"owner,omitempty"`
+}
+
+// PostgresStorage is each instance's volume.
+type PostgresStorage struct {
+	Size         string  `json:"size,omitempty"`
+	StorageClass *string `json:"storageClass,omitempty"`
+}

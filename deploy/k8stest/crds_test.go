@@ -2,6 +2,7 @@ package k8stest
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,14 +12,44 @@ import (
 	"github.com/plantstore/plantstore/internal/kubetest"
 )
 
-// installPrometheusOperatorCRDs applies the operator's published
-// definitions of the two kinds the monitoring component uses, and waits
+// The operators whose custom resources a variant uses. Each one's
+// definitions are installed on the shared control plane once, by the
+// first test that needs them (needCRDs).
+const (
+	prometheusOperator = "prometheus-operator" // components/monitoring
+	cloudNativePG      = "cloudnative-pg"      // overlays/cloudnative-pg
+)
+
+var crdsInstalled = map[string]*sync.Once{prometheusOperator: {}, cloudNativePG: {}}
+
+// needCRDs installs an operator's definitions of the kinds the manifests
+// use, unless a test did already: the Prometheus Operator's ServiceMonitor
+// and PrometheusRule, CloudNativePG's Cluster. (No operator runs: the API
+// server checks the objects against the definitions' schemas, and nothing
+// acts on them.)
+func needCRDs(t *testing.T, c *cluster, operator string) {
+	t.Helper()
+	crdsInstalled[operator].Do(func() {
+		switch operator {
+		case prometheusOperator:
+			installCRDs(t, c,
+				kubetest.PrometheusOperatorCRD(t, "servicemonitors"),
+				kubetest.PrometheusOperatorCRD(t, "prometheusrules"))
+		case cloudNativePG:
+			installCRDs(t, c, kubetest.CloudNativePGCRD(t, "clusters"))
+		default:
+			t.Fatalf("no CRDs known for %q", operator)
+		}
+	})
+}
+
+// installCRDs applies CustomResourceDefinitions, given as YAML, and waits
 // until the API server serves them.
-func installPrometheusOperatorCRDs(t *testing.T, c *cluster) {
+func installCRDs(t *testing.T, c *cluster, defs ...[]byte) {
 	t.Helper()
 	var crds []*unstructured.Unstructured
-	for _, name := range []string{"servicemonitors", "prometheusrules"} {
-		js, err := yaml.YAMLToJSON(kubetest.PrometheusOperatorCRD(t, name))
+	for _, def := range defs {
+		js, err := yaml.YAMLToJSON(def)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,7 @@ var kinds = map[string]func() any{
 	"policy/v1 PodDisruptionBudget":           func() any { return new(policyv1.PodDisruptionBudget) },
 	"monitoring.coreos.com/v1 ServiceMonitor": func() any { return new(ServiceMonitor) },
 	"monitoring.coreos.com/v1 PrometheusRule": func() any { return new(PrometheusRule) },
+	"postgresql.cnpg.io/v1 Cluster":           func() any { return new(PostgresCluster) },
 }
 
 // Decode decodes one object strictly, the way the API server's strict field

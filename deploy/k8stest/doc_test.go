@@ -41,7 +41,8 @@ func docBlock(t *testing.T, name string) string {
 // TestDocCommands runs the commands of docs/kubernetes.md, as they stand,
 // with a real kubectl against the control plane: create the namespace and
 // the token Secret, apply the default variant, wait for its rollout, then
-// rotate the tokens. The doc cannot drift from the manifests or from
+// rotate the tokens; then switch the namespace to the CloudNativePG overlay
+// and wait for the database and the rollout. The doc cannot drift from the manifests or from
 // kubectl. A stand-in kubelet reports the pods ready (no kubelet runs
 // here), so that `kubectl rollout status` returns.
 func TestDocCommands(t *testing.T) {
@@ -136,5 +137,34 @@ func TestDocCommands(t *testing.T) {
 	run(t, docBlock(t, "rotate"))
 	if got, want := secretTokens(t), fileTokens(t); got != want || strings.Count(want, "\n") != 2 {
 		t.Errorf("after the rotation: Secret tokens %q, tokens.txt %q (want two tokens)", got, want)
+	}
+
+	// The CloudNativePG section, in the same namespace: leave the default
+	// variant, then apply the overlay and wait as the doc says. The
+	// operator cannot run here (nothing runs pods): its Cluster CRD is
+	// installed, and a stand-in reports the Cluster Ready for the block's
+	// kubectl wait, as the stand-in kubelet reports the pods.
+	needCRDs(t, c, cloudNativePG)
+	run(t, docBlock(t, "leave-default"))
+	if pvcs, err := c.cs.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{}); err != nil || len(pvcs.Items) != 0 {
+		t.Errorf("after leaving the default variant: PersistentVolumeClaims %v, %v; want none", pvcs, err)
+	}
+	standInOperator(t, c, ns, "plantstore-db")
+	run(t, docBlock(t, "cloudnative-pg"))
+	d, err := c.cs.AppsV1().Deployments(ns).Get(context.Background(), "plantstore", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "PLANTSTORE_POSTGRES_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			url = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		}
+	}
+	if url != "plantstore-db-app/uri" {
+		t.Errorf("after the CloudNativePG section, PLANTSTORE_POSTGRES_URL from %q, want plantstore-db-app/uri", url)
+	}
+	if d.Spec.Strategy.Type != "RollingUpdate" {
+		t.Errorf("strategy %q: the Deployment is still the default variant's", d.Spec.Strategy.Type)
 	}
 }

@@ -30,12 +30,14 @@ type Kustomization struct {
 }
 
 // Kustomizations are every variant users apply: the default, the postgres
-// overlay, and both with the monitoring component (which, being a
+// overlay, the postgres overlay with its database on CloudNativePG, and the
+// first two with the monitoring component (which, being a
 // component, renders only as part of a kustomization: testdata holds the
 // two that docs/kubernetes.md tells users to write).
 var Kustomizations = []Kustomization{
 	{Name: "default", Dir: "deploy/k8s", Store: plants.StoreBolt},
 	{Name: "postgres", Dir: "deploy/k8s/overlays/postgres", Store: plants.StorePostgres},
+	{Name: "cloudnative-pg", Dir: "deploy/k8s/overlays/cloudnative-pg", Store: plants.StorePostgres},
 	{Name: "default+monitoring", Dir: "deploy/k8stest/testdata/default-monitoring", Store: plants.StoreBolt, Monitoring: true},
 	{Name: "postgres+monitoring", Dir: "deploy/k8stest/testdata/postgres-monitoring", Store: plants.StorePostgres, Monitoring: true},
 }

@@ -38,6 +38,41 @@ func PrometheusOperatorCRD(t testing.TB, name string) []byte {
 	return b
 }
 
+// The CloudNativePG release whose CustomResourceDefinitions (the module's
+// config/crd/bases, what the operator's release manifest installs) the
+// cloudnative-pg overlay is applied against, and whose source tells the
+// names of what the operator creates for a Cluster. The module proxy lists
+// no versions of this module but serves exact ones; cloudNativePGSum pins
+// the content.
+const (
+	CloudNativePGModule  = "github.com/cloudnative-pg/cloudnative-pg"
+	CloudNativePGVersion = "v1.28.1"
+	cloudNativePGSum     = "h1:HdOUWgFhta558uHfXeO/199qCApxaj5yi05x6nWNmgs="
+)
+
+// CloudNativePGCRD returns the YAML of one of the operator's definitions,
+// by plural name without the group, e.g. "clusters".
+func CloudNativePGCRD(t testing.TB, name string) []byte {
+	t.Helper()
+	return CloudNativePGFile(t, filepath.Join("config", "crd", "bases", "postgresql.cnpg.io_"+name+".yaml"))
+}
+
+// CloudNativePGFile returns a file of the pinned CloudNativePG module, by
+// its path in the module. Without the module proxy the test skips on a
+// laptop and fails under CI.
+func CloudNativePGFile(t testing.TB, path string) []byte {
+	t.Helper()
+	dir, err := downloadModule(CloudNativePGModule, CloudNativePGVersion, cloudNativePGSum)
+	if err != nil {
+		unavailable(t, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path))) //nolint:gosec // G304: a pinned module's file
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // downloadModule fetches a module version into the module cache with the
 // go command (verified against the checksum database) and checks its hash
 // against the pinned one.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // NodeName is the Node that StandInKubelet binds pods to. No kubelet runs
@@ -96,20 +97,29 @@ func ensureNode(ctx context.Context, cs kubernetes.Interface) error {
 		corev1.LabelHostname:     NodeName,
 		corev1.LabelTopologyZone: "kubetest-zone",
 	}}}
-	node, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-	node.Status.Allocatable = corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110"),
-	}
-	node.Status.Capacity = node.Status.Allocatable
-	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	return err
+	// The node lifecycle controller writes a new Node at once (its taints):
+	// a status update from the created object may conflict with it, and a
+	// Node left without its Ready status would never be reported again.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		node.Status.Allocatable = corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110"),
+		}
+		node.Status.Capacity = node.Status.Allocatable
+		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // RunPods reports every pod of the namespace Running and ready, as it
