@@ -11,13 +11,13 @@ import (
 type Kind uint8
 
 const (
-	// Created: a plant stored under a free id (never an identical
+	// Created is a plant stored under a free id (never an identical
 	// re-create, which changes nothing).
 	Created Kind = iota + 1
-	// Replaced: a plant's content changed by a PUT. Defined for the
+	// Replaced is a plant's content changed by a PUT. Defined for the
 	// stores to come; no store reports it yet.
 	Replaced
-	// Deleted: a plant removed. Defined for the stores to come; no store
+	// Deleted is a plant removed. Defined for the stores to come; no store
 	// reports it yet.
 	Deleted
 )

@@ -19,10 +19,10 @@ import (
 
 var ctx = context.Background()
 
-// Hour is a lease that does not pass during a test.
-const Hour = time.Hour
+// LongLease is a lease that does not pass during a test.
+const LongLease = time.Hour
 
-const hour = Hour
+const hour = LongLease
 
 // Subject is a store under test, new and empty: its plants and its outbox
 // (the same store's), before its first write.
@@ -45,7 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
-			w := NewWriter(s, Hour)
+			w := NewWriter(s, LongLease)
 			tc.test(t, harness{box: s.Outbox, plants: s.Plants, w: w, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
 				t.Helper()
 				w.Write(t, ev, false, endpoints...)
@@ -311,7 +311,7 @@ func testOnlyACommittedChangeWritesItsEvents(t *testing.T, h harness) {
 	}
 	// Every create returned, so what it wrote is committed (and, on bolt,
 	// on disk): claimable now.
-	got := Claim(t, h.box, "a", 10, Hour)
+	got := Claim(t, h.box, "a", 10, LongLease)
 	if len(got) != 1 || string(got[0].Body) != string(Event(1).Body) {
 		t.Fatalf("claimed %d deliveries %v, want only the first create's event", len(got), got)
 	}

@@ -19,7 +19,7 @@ func TestOutboxConformance(t *testing.T) {
 	})
 }
 
-const hour = outboxtest.Hour
+const hour = outboxtest.LongLease
 
 var (
 	event          = outboxtest.Event
