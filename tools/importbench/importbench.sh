@@ -10,7 +10,7 @@ shift 3
 dir=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$dir"' EXIT
 token=bench-token-0123456789
-seq 1 "$n" | awk '{ printf "{\"id\":%d,\"name\":\"plant number %d\",\"tag\":\"t%d\"}\n", $1*7919-500000000, $1, $1%50 }' >"$dir/plants.ndjson"
+seq 1 "$n" | awk '{ printf "{\"id\":%.0f,\"name\":\"plant number %d\",\"tag\":\"t%d\"}\n", $1*7919-500000000, $1, $1%50 }' >"$dir/plants.ndjson"
 port=${PORT:-18480}
 addr=127.0.0.1:$port
 PLANTSTORE_STORE=$store PLANTSTORE_DATA_DIR=$dir PLANTSTORE_HTTP_ADDR=$addr \
