@@ -138,6 +138,7 @@ func (im *Importer) readLines(ctx context.Context, r *http.Request, rc *http.Res
 	br := bufio.NewReaderSize(http.MaxBytesReader(w, r.Body, im.maxStream), 64<<10)
 	lineCap := im.h.maxBodyBytes
 	var buf []byte
+	recent := recentIDs{pending: make(map[int64]*pending)}
 	extended := time.Now()
 	for line := 1; ; line++ {
 		b, err := readLine(br, lineCap, buf[:0])
@@ -159,7 +160,7 @@ func (im *Importer) readLines(ctx context.Context, r *http.Request, rc *http.Res
 			return httperr.Body(http.StatusBadRequest, "the stream could not be read at line "+strconv.Itoa(line)+"; it ends here")
 		}
 		if trimmed := bytes.Trim(b, jsonSpace); len(trimmed) > 0 {
-			p := im.start(ctx, line, trimmed)
+			p := im.start(ctx, line, trimmed, &recent)
 			select {
 			case queue <- p:
 			case <-ctx.Done():
@@ -178,8 +179,9 @@ const jsonSpace = " \t\r\n"
 
 // start decodes one line with the create's decoder and, for a plant,
 // starts its create; its result is ready when the returned pending's done
-// is closed.
-func (im *Importer) start(ctx context.Context, line int, b []byte) *pending {
+// is closed. A line whose id an earlier line still in flight has waits
+// for it: of two lines with one id, the first is the one created.
+func (im *Importer) start(ctx context.Context, line int, b []byte, recent *recentIDs) *pending {
 	p := &pending{line: line}
 	np, err := plantjson.DecodeNewPlantIn(b, lineSubject)
 	if err != nil {
@@ -188,11 +190,44 @@ func (im *Importer) start(ctx context.Context, line int, b []byte) *pending {
 		return p
 	}
 	p.id, p.done = np.ID, make(chan struct{})
+	before := recent.add(p)
 	go func() {
 		defer close(p.done)
+		if before != nil {
+			<-before.done
+		}
 		p.result = im.create(ctx, line, np)
 	}()
 	return p
+}
+
+// recentIDs are the lines started lately, by id. Only the last
+// importWindow+2 can still be in flight: the queue holds importWindow, the
+// writer one, and the reader one it is about to queue; older ones are
+// forgotten, so the map stays small however long the stream.
+type recentIDs struct {
+	pending map[int64]*pending
+	order   []*pending // a ring of the last importWindow+2
+	next    int
+}
+
+// add records p and returns the line before it with the same id, if it
+// may still be in flight.
+func (r *recentIDs) add(p *pending) *pending {
+	const keep = importWindow + 2
+	if len(r.order) < keep {
+		r.order = append(r.order, p)
+	} else {
+		old := r.order[r.next]
+		if r.pending[old.id] == old {
+			delete(r.pending, old.id)
+		}
+		r.order[r.next] = p
+		r.next = (r.next + 1) % keep
+	}
+	before := r.pending[p.id]
+	r.pending[p.id] = p
+	return before
 }
 
 // lineSubject is what the decoder's messages call the line as a whole
