@@ -9,6 +9,8 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"sync"
+	"time"
 )
 
 // ImportResult is the server's answer to one plant of Import.
@@ -104,18 +106,49 @@ func (c *Client) Import(ctx context.Context, plants iter.Seq[Plant]) iter.Seq2[I
 	}
 }
 
-// writePlants writes plants to w as NDJSON.
+// writePlants writes plants to w as NDJSON, in large writes while plants
+// come fast, and at most flushEvery after a plant while they come slowly:
+// a caller that waits for a result before sending more is not stalled by
+// a buffer.
 func writePlants(w io.Writer, plants iter.Seq[Plant]) error {
+	var mu sync.Mutex // bw, shared with the flusher
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(flushEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				mu.Lock()
+				if bw.Buffered() > 0 {
+					_ = bw.Flush() // a failed write fails the next Encode too
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
 	for p := range plants {
-		if err := enc.Encode(p); err != nil {
+		mu.Lock()
+		err := enc.Encode(p)
+		mu.Unlock()
+		if err != nil {
 			return err
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	return bw.Flush()
 }
+
+// flushEvery bounds how long a plant waits in the send buffer.
+const flushEvery = 5 * time.Millisecond
 
 // resultLine is a line of the answer: a result, or the Error that ends a
 // stream cut short (no "result").
