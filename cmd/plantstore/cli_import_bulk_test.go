@@ -233,3 +233,21 @@ func TestImportFallsBackToOnePlantAtATime(t *testing.T) {
 	}
 	checkStoreEqualsFile(t, s.API, content)
 }
+
+// TestImportSplitsAFileOverTheStreamCap: a file larger than the server's
+// --max-import-bytes goes in several streams, each starting after the
+// lines the one before took; the counts are those of one stream.
+func TestImportSplitsAFileOverTheStreamCap(t *testing.T) {
+	clearEnv(t)
+	cfg := testConfig(t)
+	cfg.Plants.MaxImportBytes = 600
+	s := startServer(t, cfg)
+	file, content, _ := writeImportFile(t, 200)
+	if len(content) < 10*600 {
+		t.Fatalf("the file is %d bytes: too small to need ten streams", len(content))
+	}
+	if code, stdout, stderr := importCLI(s.API, file); code != 0 || stdout != wantCounts(200, 0) || stderr != "" {
+		t.Fatalf("import = exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, wantCounts(200, 0))
+	}
+	checkStoreEqualsFile(t, s.API, content)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -53,45 +54,61 @@ func importPlants(ctx context.Context, api *client.Client, plants []client.Plant
 			}
 		})
 	}
-	send := func(yield func(client.Plant) bool) {
-		for _, p := range plants {
-			if stop.Load() || !yield(p) {
-				return
-			}
-		}
-	}
 	var streamErr error
-	for r, err := range api.Import(ctx, send) {
-		if err != nil {
-			streamErr = err
-			break
+	for from := 0; ; {
+		rest := plants[from:]
+		send := func(yield func(client.Plant) bool) {
+			for _, p := range rest {
+				if stop.Load() || !yield(p) {
+					return
+				}
+			}
 		}
-		switch r.Result {
-		case client.ImportCreated:
-			res.Created++
-			prog.add(1)
-		case client.ImportUnchanged:
-			res.Unchanged++
-			prog.add(1)
-		case client.ImportConflict:
-			switch onConflict {
-			case "skip":
-				res.Skipped++
+		answered := 0
+		streamErr = nil
+		for r, err := range api.Import(ctx, send) {
+			if err != nil {
+				streamErr = err
+				break
+			}
+			answered = r.Line
+			p := rest[r.Line-1]
+			switch r.Result {
+			case client.ImportCreated:
+				res.Created++
 				prog.add(1)
-			case "overwrite":
-				p := plants[r.Line-1]
-				p.ETag = r.Stored.ETag
-				overwrites <- p
-			default:
-				fail(fmt.Errorf("plant %d: %w: id already stored with a different name or tag (use --on-conflict=skip or overwrite)", r.ID, client.ErrConflict))
+			case client.ImportUnchanged:
+				res.Unchanged++
+				prog.add(1)
+			case client.ImportConflict:
+				switch {
+				case onConflict == "skip":
+					res.Skipped++
+					prog.add(1)
+				case onConflict == "overwrite" && r.Stored != nil:
+					p.ETag = r.Stored.ETag
+					overwrites <- p
+				default:
+					fail(fmt.Errorf("plant %d: %w: id already stored with a different name or tag (use --on-conflict=skip or overwrite)", p.ID, client.ErrConflict))
+				}
+			default: // refused (the file was checked, so not expected) or failed
+				var err error = r.Err
+				if r.Err == nil {
+					err = fmt.Errorf("the server answered %q", r.Result)
+				}
+				fail(fmt.Errorf("plant %d: %w", p.ID, err))
 			}
-		default: // refused (the file was checked, so not expected) or failed
-			var err error = r.Err
-			if r.Err == nil {
-				err = fmt.Errorf("the server answered %q", r.Result)
-			}
-			fail(fmt.Errorf("plant %d: %w", plants[r.Line-1].ID, err))
 		}
+		// A file larger than the server's cap on one stream
+		// (--max-import-bytes) goes in several: each stream ends with a
+		// 413 after the lines it took, and the next starts after them.
+		var apiErr *client.Error
+		if errors.As(streamErr, &apiErr) && apiErr.Status == http.StatusRequestEntityTooLarge &&
+			answered > 0 && from+answered < len(plants) && !stop.Load() {
+			from += answered
+			continue
+		}
+		break
 	}
 	close(overwrites)
 	wg.Wait()
