@@ -1,8 +1,9 @@
 #!/bin/sh
 # importbench.sh BINARY STORE N [IMPORT FLAGS...]: times `plantstore import`
-# of N new plants from a file into a fresh server of BINARY on STORE (bolt,
-# or postgres with PLANTSTORE_POSTGRES_DSN set), then the same import again
-# (every plant unchanged), and prints plants/s and wall time of each.
+# of N new plants from a file into a fresh server of BINARY on STORE (bolt
+# or postgres), then the same import again
+# (every plant unchanged), and prints plants/s and wall time of each. For
+# postgres run it under tools/pgcluster, which sets PLANTSTORE_POSTGRES_URL.
 # Example: nice -n 5 tools/importbench/importbench.sh ./plantstore bolt 1000000
 set -eu
 bin=$1 store=$2 n=$3
