@@ -214,7 +214,8 @@ func (s *meetingStore) Create(ctx context.Context, p plant.Plant) (plant.CreateR
 	s.mu.Unlock()
 	select {
 	case <-s.met:
-	case <-time.After(10 * time.Second):
+	case <-time.After(10 * time.Second): // fed one at a time: most stays 1
+		s.once.Do(func() { close(s.met) })
 	}
 	defer func() { s.mu.Lock(); s.inFlight--; s.mu.Unlock() }()
 	return s.Store.Create(ctx, p)
