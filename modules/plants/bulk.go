@@ -120,14 +120,28 @@ func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
 		defer close(written)
 		im.writeResults(ctx, cancel, w, rc, queue)
 	}()
+	body := r.Body // readLines caps it
 	final := im.readLines(ctx, r, rc, w, queue)
 	close(queue)
 	<-written
 	if final != nil && ctx.Err() == nil {
 		_ = rc.SetWriteDeadline(time.Now().Add(im.writeTimeout))
 		_, _ = w.Write(append(final, '\n'))
+		_ = rc.Flush()
+		// A client still sending when the connection closes gets a reset,
+		// which can drop the results still on their way to it: what it
+		// sends is read and dropped, for a bounded while, until it has
+		// seen the end and stops.
+		_ = rc.SetReadDeadline(time.Now().Add(drainFor))
+		_, _ = io.Copy(io.Discard, io.LimitReader(body, drainMax))
 	}
 }
+
+// drainFor and drainMax bound the reading of a stream's unwanted rest.
+const (
+	drainFor = 5 * time.Second
+	drainMax = 16 << 20
+)
 
 // readLines reads the stream line by line, starting a create for each
 // good line (at most importWindow waiting for their turn to be written)
