@@ -23,12 +23,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/gorilla/mux"
 
 	"github.com/plantstore/plantstore/client"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
+
+// The import's streams are NDJSON; the document validator reads them as
+// the strings the document declares.
+func init() {
+	openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.FileBodyDecoder)
+}
 
 // writeImportFile writes n plants as an export would (ascending ids, one
 // per line), and returns its path, its content and the plants by id.

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/auth/principal"
 	httpserver "github.com/plantstore/plantstore/modules/http"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -239,5 +240,19 @@ func TestBulkImportFeedsTheStoreConcurrently(t *testing.T) {
 	}
 	if store.most < 2 || store.most > importWindow+1 {
 		t.Fatalf("at most %d creates at once, want 2 to %d", store.most, importWindow+1)
+	}
+}
+
+// TestBulkImportRequiresWriteScope: the import creates, so it needs the
+// create's scope.
+func TestBulkImportRequiresWriteScope(t *testing.T) {
+	h, err := NewHandlers(memstore.New(), DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := NewImporter(h, 0, 0, 0).Routes()
+	if len(routes) != 1 || routes[0].Method != http.MethodPost || routes[0].Path != "/plants:import" ||
+		routes[0].Requires != principal.ScopePlantsWrite {
+		t.Fatalf("routes %+v, want POST /plants:import requiring %s", routes, principal.ScopePlantsWrite)
 	}
 }
