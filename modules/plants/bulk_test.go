@@ -2,6 +2,7 @@ package plants
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -149,7 +150,7 @@ func TestBulkImportFramingErrorsEndTheStream(t *testing.T) {
 		if status != http.StatusOK || got != want {
 			t.Fatalf("import = %d\n%s\nwant 200\n%s", status, got, want)
 		}
-		if _, err := store.Get(context.Background(), 3); err != plant.ErrNotFound {
+		if _, err := store.Get(context.Background(), 3); !errors.Is(err, plant.ErrNotFound) {
 			t.Fatalf("plant 3 after the framing error: %v", err)
 		}
 	})
@@ -188,7 +189,7 @@ func TestBulkImportRefusesOtherBodies(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := `{"error":415,"message":"Content-Encoding \"gzip\" is not supported; send the body without a content coding"}`; resp.StatusCode != 415 || string(b) != want {
+	if want := `{"error":415,"message":"Content-Encoding \"gzip\" is not supported; send the body without a content coding"}`; resp.StatusCode != http.StatusUnsupportedMediaType || string(b) != want {
 		t.Fatalf("gzip: %d %s, want 415 %s", resp.StatusCode, b, want)
 	}
 }
