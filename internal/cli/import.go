@@ -25,7 +25,9 @@ type counts struct {
 const importSynopsis = "plantstore import [-f FILE] [--workers N] [--on-conflict fail|skip|overwrite] [flags]\n\n" +
 	"Creates the plants of an export (NDJSON, from stdin or FILE). The whole file is\n" +
 	"checked first, with the server's own rules: a bad line stops the import, naming\n" +
-	"the line, before any plant is sent."
+	"the line, before any plant is sent. The plants then go in one stream to the\n" +
+	"server's bulk create (one request a plant, --workers at once, to a server\n" +
+	"without it). Run it again after an interruption: it resumes."
 
 type importFlags struct {
 	common
