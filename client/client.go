@@ -25,6 +25,7 @@ import (
 // Client calls one plantstore API. It is safe for concurrent use.
 type Client struct {
 	api     *gen.ClientWithResponses
+	stream  *gen.Client // api's requests without the client's timeout, for Import
 	retries retryPolicy
 }
 
@@ -76,5 +77,11 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{api: api, retries: s.retries}, nil
+	untimed := *s.http
+	untimed.Timeout = 0
+	stream, err := gen.NewClient(strings.TrimSuffix(baseURL, "/"), append(editors, gen.WithHTTPClient(&untimed))...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{api: api, stream: stream, retries: s.retries}, nil
 }

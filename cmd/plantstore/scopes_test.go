@@ -39,6 +39,7 @@ var operations = []operation{
 	{"create", http.MethodPost, "/plants", `{"id":1,"name":"Monstera"}`, principal.ScopePlantsWrite, http.StatusOK},
 	{"update", http.MethodPut, "/plants/1", `{"name":"Monstera"}`, principal.ScopePlantsWrite, http.StatusOK},
 	{"delete", http.MethodDelete, "/plants/1", "", principal.ScopePlantsWrite, http.StatusNoContent},
+	{"import", http.MethodPost, "/plants:import", `{"id":1,"name":"Monstera"}` + "\n", principal.ScopePlantsWrite, http.StatusOK},
 }
 
 // assertScopes sends every operation with token and checks it is served
@@ -55,6 +56,9 @@ func assertScopes(t *testing.T, s *testServer, token string, has map[string]bool
 			contentType := ""
 			if op.body != "" {
 				contentType = "application/json"
+			}
+			if op.path == "/plants:import" {
+				contentType = "application/x-ndjson"
 			}
 			r := s.do(t, s.request(t, op.method, op.path, token, contentType, []byte(op.body)))
 			if has[op.scope] {
@@ -119,9 +123,9 @@ func TestScopesOfTokensFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assertScopes(t, s, tc.token, tc.has) })
 	}
-	// Six refusals above: the reader's three writes, the writer's three reads.
-	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 6 {
-		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 6`, got)
+	// Seven refusals above: the reader's four writes, the writer's three reads.
+	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 7 {
+		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 7`, got)
 	}
 
 	// The reload: the reader may now write too.

@@ -25,7 +25,9 @@ type counts struct {
 const importSynopsis = "plantstore import [-f FILE] [--workers N] [--on-conflict fail|skip|overwrite] [flags]\n\n" +
 	"Creates the plants of an export (NDJSON, from stdin or FILE). The whole file is\n" +
 	"checked first, with the server's own rules: a bad line stops the import, naming\n" +
-	"the line, before any plant is sent."
+	"the line, before any plant is sent. The plants then go in one stream to the\n" +
+	"server's bulk create (one request a plant, --workers at once, to a server\n" +
+	"without it). Run it again after an interruption: it resumes."
 
 type importFlags struct {
 	common
@@ -38,7 +40,7 @@ func newImportFlags(getenv func(string) string) (*flag.FlagSet, *importFlags) {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	f := &importFlags{}
 	fs.StringVar(&f.file, "f", "", "read this file instead of stdin")
-	fs.IntVar(&f.workers, "workers", 8, "concurrent requests")
+	fs.IntVar(&f.workers, "workers", 8, "concurrent requests: the overwrites of a bulk import, or every plant on a server without one")
 	fs.StringVar(&f.onConflict, "on-conflict", "fail", "a different plant under an id: fail, skip or overwrite")
 	f.register(fs, getenv)
 	return fs, f
@@ -47,8 +49,9 @@ func newImportFlags(getenv func(string) string) (*flag.FlagSet, *importFlags) {
 // runImport is `plantstore import [-f FILE] [--workers N]
 // [--on-conflict=fail|skip|overwrite]`. The whole file is read and checked
 // first: a bad line stops the import with its number before a plant is
-// sent. Each plant is read before it is written, so that a plant already
-// there (a resumed import) counts as unchanged and costs no write, and a
+// sent. The plants then go in one stream to the bulk create (see
+// importPlants), or one by one to a server without it (importEach). A
+// plant already there (a resumed import) counts as unchanged, and a
 // different plant under its id follows --on-conflict: fail stops the
 // import (exit 1), skip leaves it, overwrite replaces it (PUT).
 func runImport(ctx context.Context, args []string, stdio IO) int {
@@ -82,6 +85,9 @@ func runImport(ctx context.Context, args []string, stdio IO) int {
 		return failed(stdio.Stderr, "import", fmt.Errorf("%w; nothing was imported", err))
 	}
 	res, err := importPlants(ctx, api, plants, f.workers, f.onConflict, stdio.Stderr)
+	if errors.Is(err, client.ErrImportUnsupported) { // an older server: one request per plant
+		res, err = importEach(ctx, api, plants, f.workers, f.onConflict, stdio.Stderr)
+	}
 	if perr := printCounts(stdio.Stdout, f.output, res); perr != nil && err == nil {
 		err = perr
 	}
@@ -100,9 +106,10 @@ func printCounts(w io.Writer, format string, res counts) error {
 	return newEncoder(w).Encode(res)
 }
 
-// importPlants sends plants with n workers and stops at the first failure
-// (the rest are not sent; what was sent stays, and a rerun resumes).
-func importPlants(ctx context.Context, api *client.Client, plants []client.Plant, n int, onConflict string, stderr io.Writer) (counts, error) {
+// importEach is the import for a server without the bulk create: it
+// sends plants with n workers and stops at the first failure (the rest are
+// not sent; what was sent stays, and a rerun resumes).
+func importEach(ctx context.Context, api *client.Client, plants []client.Plant, n int, onConflict string, stderr io.Writer) (counts, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var created, unchanged, skipped, overwritten, failedN atomic.Int64

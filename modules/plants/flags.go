@@ -11,6 +11,7 @@ import (
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", StoreBolt, "plant store: memory, bolt or postgres")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", DefaultMaxBodyBytes, "largest accepted request body in bytes")
+	fs.Int64Var(&c.MaxImportBytes, "max-import-bytes", DefaultMaxImportBytes, "largest accepted stream of POST /plants:import in bytes (each line is capped by --max-body-bytes)")
 	c.Bolt.RegisterFlags(fs)
 	c.Postgres.RegisterFlags(fs)
 }
@@ -24,6 +25,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--max-body-bytes %d: must be positive", c.MaxBodyBytes))
+	}
+	if c.MaxImportBytes < 0 { // zero, in a Config built in code, is the default
+		errs = append(errs, fmt.Errorf("--max-import-bytes %d: must not be negative", c.MaxImportBytes))
 	}
 	switch c.Store {
 	case StoreMemory, StorePostgres:

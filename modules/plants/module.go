@@ -29,6 +29,8 @@ import (
 type Config struct {
 	Store        string // memory, bolt or postgres
 	MaxBodyBytes int64
+	// MaxImportBytes caps one stream of the bulk create (POST /plants:import).
+	MaxImportBytes int64
 
 	Bolt     boltstore.Config
 	Postgres pgstore.Config // Tracer is set by OpenStore
@@ -57,6 +59,8 @@ var Module = fx.Module("plants",
 			return NewHandlers(store, cfg.MaxBodyBytes, reg, log)
 		},
 		httpserver.AsAPIRoutes((*Handlers).Routes),
+		newImporterFromApp,
+		httpserver.AsAPIRoutes((*Importer).Routes),
 		httpserver.AsReadinessCheck(func(store plant.Store) httpserver.ReadinessCheck {
 			return httpserver.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),

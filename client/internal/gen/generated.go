@@ -334,6 +334,28 @@ type ClientInterface interface {
 	// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
 	// are decided on the plant the write replaces.
 	UpdatePlant(ctx context.Context, id int64, params *UpdatePlantParams, body UpdatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportPlantsWithBody performs a POST /plants:import (the `ImportPlants` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Creates many plants in one request: the body is NDJSON, one NewPlant
+	// per line (blank lines are skipped), and the answer streams one result
+	// per line, in the lines' order, as NDJSON. Each line is created as
+	// POST /plants would create it (the same decoder and checks, the same
+	// webhook event in the same commit), and its result is sent only once
+	// its plant is committed; lines are committed together, so a stream
+	// goes at the store's batch speed. A line the decoder refuses is
+	// answered `refused`, with the Error that POST /plants would give and
+	// the line's number, and does not stop the stream. A line over
+	// `--max-body-bytes`, a stream over `--max-import-bytes` or a body
+	// that cannot be read ends the stream with a last line that is an
+	// Error (no `result`). Each line must arrive within `--read-timeout`
+	// of the one before it, and each result be read within
+	// `--write-timeout`. A stream cut short (the server or the client
+	// gone) leaves committed what was committed: send the lines again,
+	// and those already stored are answered `unchanged`. A server without
+	// this operation answers 404.
+	ImportPlantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListPlants performs a GET /plants (the `ListPlants` operationId) request.
@@ -473,6 +495,38 @@ func (c *Client) UpdatePlantWithBody(ctx context.Context, id int64, params *Upda
 // are decided on the plant the write replaces.
 func (c *Client) UpdatePlant(ctx context.Context, id int64, params *UpdatePlantParams, body UpdatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdatePlantRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportPlantsWithBody performs a POST /plants:import (the `ImportPlants` operationId) request,
+// with any type of body and a specified content type.
+//
+// Creates many plants in one request: the body is NDJSON, one NewPlant
+// per line (blank lines are skipped), and the answer streams one result
+// per line, in the lines' order, as NDJSON. Each line is created as
+// POST /plants would create it (the same decoder and checks, the same
+// webhook event in the same commit), and its result is sent only once
+// its plant is committed; lines are committed together, so a stream
+// goes at the store's batch speed. A line the decoder refuses is
+// answered `refused`, with the Error that POST /plants would give and
+// the line's number, and does not stop the stream. A line over
+// `--max-body-bytes`, a stream over `--max-import-bytes` or a body
+// that cannot be read ends the stream with a last line that is an
+// Error (no `result`). Each line must arrive within `--read-timeout`
+// of the one before it, and each result be read within
+// `--write-timeout`. A stream cut short (the server or the client
+// gone) leaves committed what was committed: send the lines again,
+// and those already stored are answered `unchanged`. A server without
+// this operation answers 404.
+func (c *Client) ImportPlantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportPlantsRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -794,6 +848,35 @@ func NewUpdatePlantRequestWithBody(server string, id int64, params *UpdatePlantP
 	return req, nil
 }
 
+// NewImportPlantsRequestWithBody constructs an http.Request for the ImportPlants method, with any body, and a specified content type
+func NewImportPlantsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/plants:import")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -924,6 +1007,30 @@ type ClientWithResponsesInterface interface {
 	// (`*`: never, as PUT never creates), 412 otherwise. The preconditions
 	// are decided on the plant the write replaces.
 	UpdatePlantWithResponse(ctx context.Context, id int64, params *UpdatePlantParams, body UpdatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePlantResponse, error)
+
+	// ImportPlantsWithBodyWithResponse performs a POST /plants:import (the `ImportPlants` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Creates many plants in one request: the body is NDJSON, one NewPlant
+	// per line (blank lines are skipped), and the answer streams one result
+	// per line, in the lines' order, as NDJSON. Each line is created as
+	// POST /plants would create it (the same decoder and checks, the same
+	// webhook event in the same commit), and its result is sent only once
+	// its plant is committed; lines are committed together, so a stream
+	// goes at the store's batch speed. A line the decoder refuses is
+	// answered `refused`, with the Error that POST /plants would give and
+	// the line's number, and does not stop the stream. A line over
+	// `--max-body-bytes`, a stream over `--max-import-bytes` or a body
+	// that cannot be read ends the stream with a last line that is an
+	// Error (no `result`). Each line must arrive within `--read-timeout`
+	// of the one before it, and each result be read within
+	// `--write-timeout`. A stream cut short (the server or the client
+	// gone) leaves committed what was committed: send the lines again,
+	// and those already stored are answered `unchanged`. A server without
+	// this operation answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ImportPlantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportPlantsResponse, error)
 }
 
 // ListPlantsResponse200Headers the declared response headers of an HTTP 200 response for ListPlants
@@ -1593,6 +1700,110 @@ func (r UpdatePlantResponse) ContentType() string {
 	return ""
 }
 
+// ImportPlantsResponse401Headers the declared response headers of an HTTP 401 response for ImportPlants
+type ImportPlantsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ImportPlantsResponse403Headers the declared response headers of an HTTP 403 response for ImportPlants
+type ImportPlantsResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// ImportPlantsResponse415Headers the declared response headers of an HTTP 415 response for ImportPlants
+type ImportPlantsResponse415Headers struct {
+	AcceptEncoding *string
+}
+
+// ImportPlantsResponse429Headers the declared response headers of an HTTP 429 response for ImportPlants
+type ImportPlantsResponse429Headers struct {
+	RetryAfter int
+}
+
+// ImportPlantsResponse503Headers the declared response headers of an HTTP 503 response for ImportPlants
+type ImportPlantsResponse503Headers struct {
+	RetryAfter int
+}
+
+type ImportPlantsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ImportPlantsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ImportPlantsResponse403Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ImportPlantsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ImportPlantsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ImportPlantsResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportPlantsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportPlantsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ImportPlantsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ImportPlantsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ImportPlantsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportPlantsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportPlantsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportPlantsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportPlantsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPlantsWithResponse performs a GET /plants (the `ListPlants` operationId) request.
 //
 // Returns one page of plants in ascending id order. Pages are cut by key:
@@ -1720,6 +1931,36 @@ func (c *ClientWithResponses) UpdatePlantWithResponse(ctx context.Context, id in
 		return nil, err
 	}
 	return ParseUpdatePlantResponse(rsp)
+}
+
+// ImportPlantsWithBodyWithResponse performs a POST /plants:import (the `ImportPlants` operationId) request,
+// with any type of body and a specified content type.
+//
+// Creates many plants in one request: the body is NDJSON, one NewPlant
+// per line (blank lines are skipped), and the answer streams one result
+// per line, in the lines' order, as NDJSON. Each line is created as
+// POST /plants would create it (the same decoder and checks, the same
+// webhook event in the same commit), and its result is sent only once
+// its plant is committed; lines are committed together, so a stream
+// goes at the store's batch speed. A line the decoder refuses is
+// answered `refused`, with the Error that POST /plants would give and
+// the line's number, and does not stop the stream. A line over
+// `--max-body-bytes`, a stream over `--max-import-bytes` or a body
+// that cannot be read ends the stream with a last line that is an
+// Error (no `result`). Each line must arrive within `--read-timeout`
+// of the one before it, and each result be read within
+// `--write-timeout`. A stream cut short (the server or the client
+// gone) leaves committed what was committed: send the lines again,
+// and those already stored are answered `unchanged`. A server without
+// this operation answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ImportPlantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportPlantsResponse, error) {
+	rsp, err := c.ImportPlantsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportPlantsResponse(rsp)
 }
 
 // ParseListPlantsResponse parses an HTTP response from a ListPlantsWithResponse call
@@ -2400,6 +2641,113 @@ func ParseUpdatePlantResponse(rsp *http.Response) (*UpdatePlantResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers UpdatePlantResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseImportPlantsResponse parses an HTTP response from a ImportPlantsWithResponse call
+func ParseImportPlantsResponse(rsp *http.Response) (*ImportPlantsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportPlantsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ImportPlantsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ImportPlantsResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 415:
+		var headers ImportPlantsResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ImportPlantsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ImportPlantsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

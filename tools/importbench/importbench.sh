@@ -1,0 +1,30 @@
+#!/bin/sh
+# importbench.sh BINARY STORE N [IMPORT FLAGS...]: times `plantstore import`
+# of N new plants from a file into a fresh server of BINARY on STORE (bolt
+# or postgres), then the same import again
+# (every plant unchanged), and prints plants/s and wall time of each. For
+# postgres run it under tools/pgcluster, which sets PLANTSTORE_POSTGRES_URL.
+# Example: nice -n 5 tools/importbench/importbench.sh ./plantstore bolt 1000000
+set -eu
+bin=$1 store=$2 n=$3
+shift 3
+dir=$(mktemp -d)
+trap 'kill $server 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$dir"' EXIT
+token=bench-token-0123456789
+seq 1 "$n" | awk '{ printf "{\"id\":%.0f,\"name\":\"plant number %d\",\"tag\":\"t%d\"}\n", $1*7919-500000000, $1, $1%50 }' >"$dir/plants.ndjson"
+port=${PORT:-18480}
+addr=127.0.0.1:$port
+PLANTSTORE_STORE=$store PLANTSTORE_DATA_DIR=$dir PLANTSTORE_HTTP_ADDR=$addr \
+	PLANTSTORE_ADMIN_ADDR=127.0.0.1:$((port + 1)) PLANTSTORE_TOKENS=$token PLANTSTORE_LOG_LEVEL=warn \
+	"$bin" >"$dir/server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+	curl -fs "http://127.0.0.1:$((port + 1))/readyz" >/dev/null && break
+	sleep 0.2
+done
+for run in first resumed; do
+	start=$(date +%s.%N)
+	PLANTSTORE_TOKEN=$token "$bin" import -o table -f "$dir/plants.ndjson" --url "http://$addr" "$@"
+	end=$(date +%s.%N)
+	echo "$run: $n plants in $(echo "$end - $start" | bc) s, $(echo "$n / ($end - $start)" | bc) plants/s"
+done
