@@ -22,11 +22,11 @@ import (
 // in that directory (otherwise a temporary one, kept only on failure).
 
 func TestChaosPostgres(t *testing.T) {
-	run(t, chaos.Config{Store: "postgres", Replicas: 3, Clients: 24, IDs: 200})
+	run(t, chaos.Config{Store: "postgres", Replicas: 3, Clients: 24, IDs: 200, IDLife: 10 * time.Second})
 }
 
 func TestChaosBolt(t *testing.T) {
-	run(t, chaos.Config{Store: "bolt", Replicas: 1, Clients: 16, IDs: 200})
+	run(t, chaos.Config{Store: "bolt", Replicas: 1, Clients: 16, IDs: 200, IDLife: 10 * time.Second})
 }
 
 func run(t *testing.T, cfg chaos.Config) {

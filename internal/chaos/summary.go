@@ -119,11 +119,23 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 		}
 		fmt.Fprintf(&b, "  %6.1fs-%6.1fs %-15s %6.2f%% of %d\n", p.Start.Seconds(), p.End.Seconds(), p.Name, pct, total)
 	}
-	fmt.Fprintf(&b, "linearizability: %s (%d checked operations, %s)", v.Result, v.Operations, v.Took.Round(time.Millisecond))
-	if v.HTML != "" {
-		fmt.Fprintf(&b, "; visualisation: %s", v.HTML)
+	fmt.Fprintf(&b, "linearizability: %s (%d checked operations on %d ids, the largest %d; %s)\n", v.Result, v.Operations, v.Partitions, v.Largest, v.Took.Round(time.Millisecond))
+	for _, p := range v.Illegal {
+		fmt.Fprintf(&b, "  not linearizable: %s\n", p)
 	}
-	b.WriteString("\n")
+	for _, h := range v.HTML {
+		fmt.Fprintf(&b, "  visualisation: %s\n", h)
+	}
+	if len(v.Undecided) > 0 {
+		fmt.Fprintf(&b, "  undecided (out of time, neither passed nor failed): %d ids\n", len(v.Undecided))
+		for i, p := range v.Undecided {
+			if i == 10 {
+				fmt.Fprintf(&b, "    and %d more\n", len(v.Undecided)-i)
+				break
+			}
+			fmt.Fprintf(&b, "    %s\n", p)
+		}
+	}
 	b.WriteString(hooks.String() + "\n")
 	fmt.Fprintf(&b, "violations: %d\n", len(violations))
 	for _, s := range violations {
