@@ -25,6 +25,21 @@ func TestChaosPostgres(t *testing.T) {
 	run(t, chaos.Config{Store: "postgres", Replicas: 3, Clients: 24, IDs: 200, IDLife: 10 * time.Second})
 }
 
+// TestChaosPostgresHA runs on a primary and a synchronous standby under
+// Patroni (with etcd): the database itself fails over, switches over,
+// stalls and is partitioned (docs/reliability.md).
+func TestChaosPostgresHA(t *testing.T) {
+	for _, prog := range []string{"patroni", "etcd"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed; .ci/run installs Debian's patroni and etcd-server", prog)
+			}
+			t.Skipf("SKIPPED, NOT TESTED: %s is not installed (apt-get install patroni etcd-server): %v", prog, err)
+		}
+	}
+	run(t, chaos.Config{Store: "postgres-ha", Replicas: 3, Clients: 24, IDs: 200, IDLife: 10 * time.Second})
+}
+
 func TestChaosBolt(t *testing.T) {
 	run(t, chaos.Config{Store: "bolt", Replicas: 1, Clients: 16, IDs: 200, IDLife: 10 * time.Second})
 }

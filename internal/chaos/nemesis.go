@@ -15,7 +15,8 @@ import (
 type Cluster struct {
 	Replicas []*Replica
 	Proxies  []*FaultProxy   // Proxies[i] is Replicas[i]'s database link; nil for bolt
-	Postgres *pgtest.Cluster // nil for bolt
+	Postgres *pgtest.Cluster // one PostgreSQL; nil otherwise
+	HA       *HADatabase     // postgres-ha; nil otherwise
 	LB       *HAProxy
 	History  *History
 	Logf     func(format string, args ...any) // progress, may be nil
@@ -229,20 +230,30 @@ type Phase struct {
 // Schedule is the faults of a run in order.
 type Schedule []Fault
 
-// ShortSchedule is make test's fixed schedule: every fault once.
+// ShortSchedule is make test's fixed schedule: every fault once (for the
+// highly available database, its own faults; the long run adds the
+// replicas' and links' faults).
 func ShortSchedule(store string) Schedule {
-	if store == "bolt" {
+	switch store {
+	case "bolt":
 		return Schedule{Kill, Kill, Kill}
+	case "postgres-ha":
+		return Schedule{KillPrimary, Switchover, StallStandby, PartitionPrimary, PartitionReplication, CancelFailover, StallFailover}
 	}
 	return Schedule{Kill, Latency, Reset, Cut, Partition, PostgresCrash, Rolling}
 }
 
 // RandomFault draws the next fault of a long run.
 func RandomFault(store string, rng *rand.Rand) Fault {
-	if store == "bolt" {
+	var all Schedule
+	switch store {
+	case "bolt":
 		return Kill
+	case "postgres-ha":
+		all = append(ShortSchedule(store), Kill, Latency, Reset, Cut, Partition, PrimaryPostgresCrash, Rolling)
+	default:
+		all = ShortSchedule(store)
 	}
-	all := ShortSchedule(store)
 	return all[rng.IntN(len(all))]
 }
 

@@ -16,7 +16,10 @@ import (
 
 // Config is one run.
 type Config struct {
-	Store    string // "postgres" (three replicas) or "bolt" (one)
+	// Store is "postgres" (one PostgreSQL), "postgres-ha" (a primary and a
+	// synchronous standby under Patroni, see HADatabase) or "bolt" (one
+	// replica).
+	Store    string
 	Replicas int
 	Clients  int
 	IDs      int           // ids in use at a time
@@ -39,6 +42,7 @@ type Result struct {
 	Summary    string
 	Verdict    Verdict
 	Webhooks   WebhookReport
+	Survivor   SurvivorReport
 	Violations []string
 }
 
@@ -86,8 +90,37 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		replicaEnv = func(int) []string {
 			return []string{"PLANTSTORE_STORE=bolt", "PLANTSTORE_DATA_DIR=" + filepath.Join(cfg.Dir, "data")}
 		}
+	case "postgres-ha":
+		logf("starting etcd and two Patroni nodes")
+		c.HA, err = StartHADatabase(ctx, cfg.Dir, logf)
+		if err != nil {
+			return Result{}, err
+		}
+		defer c.HA.Stop()
+		leader, err := c.HA.Leader()
+		if err != nil {
+			return Result{}, err
+		}
+		if _, err := leader.Exec(ctx, "postgres", "CREATE DATABASE plants"); err != nil {
+			return Result{}, err
+		}
+		var nodes []string
+		for _, n := range c.HA.Nodes {
+			nodes = append(nodes, "127.0.0.1:"+strconv.Itoa(n.PGPort))
+		}
+		for i := range cfg.Replicas {
+			p, err := NewFaultProxy("db-r"+strconv.Itoa(i), nodes...)
+			if err != nil {
+				return Result{}, err
+			}
+			defer p.Close()
+			c.Proxies = append(c.Proxies, p)
+		}
+		replicaEnv = func(i int) []string {
+			return []string{"PLANTSTORE_STORE=postgres", "PLANTSTORE_POSTGRES_URL=" + MultiHostURL("plants", c.Proxies[i].Addrs())}
+		}
 	default:
-		return Result{}, fmt.Errorf("chaos: store %q, want postgres or bolt", cfg.Store)
+		return Result{}, fmt.Errorf("chaos: store %q, want postgres, postgres-ha or bolt", cfg.Store)
 	}
 	var hookEnv []string
 	if cfg.Webhooks != nil {
@@ -159,6 +192,8 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	cancelRead()
 	ops := c.History.Ops()
 	judge(c, ops, faults)
+	survivor := checkSurvivor(ops)
+	survivor.violate(c)
 	logf("checking %d operations", len(ops))
 	v, err := Check(ops, win, faults, DefaultCheckLimits, cfg.Dir)
 	if err != nil {
@@ -169,8 +204,8 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		hookReport = hooks.result()
 		hookReport.violate(c)
 	}
-	res := Result{Verdict: v, Webhooks: hookReport, Violations: c.Violations()}
-	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, hookReport, res.Violations)
+	res := Result{Verdict: v, Webhooks: hookReport, Survivor: survivor, Violations: c.Violations()}
+	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, res.Violations)
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
 		return res, err
 	}
