@@ -49,21 +49,23 @@ var (
 		}
 		return c.haWhole(ctx)
 	}}
-	// StallFailover stalls the standby past the call deadline, then the
-	// primary dies: a commit the primary alone had is lost, and so is any
-	// 200 given for it.
+	// StallFailover partitions the standby from the primary's replication
+	// past the call deadline, then the primary dies: a commit the primary
+	// alone had is lost, and so is any 200 given for it. (A partition, not
+	// a stopped walreceiver: the WAL a stopped walreceiver has not read
+	// waits in its socket's buffer and reaches the standby once it runs
+	// again, primary dead or not.)
 	StallFailover = Fault{"stall+failover", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
-		_, standby, err := pair(c)
+		leader, standby, err := pair(c)
 		if err != nil {
 			return err
 		}
 		hold := time.Duration(11000+rng.IntN(4001)) * time.Millisecond
-		resume, err := stall(standby)
-		if err != nil {
+		if err := leader.Repl.Blackhole(); err != nil {
 			return err
 		}
 		sleep(ctx, hold)
-		return crashLeader(ctx, c, rec, time.Second, fmt.Sprintf("SIGSTOP %s's walreceiver for %s, then ", standby.Name, hold), resume)
+		return crashLeader(ctx, c, rec, time.Second, fmt.Sprintf("%s partitioned from the primary's replication for %s, then ", standby.Name, hold), healRepl(leader))
 	}}
 	// CancelFailover is an operator's cancel of the commits waiting for the
 	// standby (each then committed on the primary alone, with a WARNING),
@@ -73,8 +75,7 @@ var (
 		if err != nil {
 			return err
 		}
-		resume, err := stall(standby)
-		if err != nil {
+		if err := leader.Repl.Blackhole(); err != nil {
 			return err
 		}
 		sleep(ctx, 2*time.Second)
@@ -82,12 +83,12 @@ var (
 		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); sleep(ctx, 200*time.Millisecond) {
 			n, err := leader.Exec(ctx, "postgres", "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
 			if err != nil {
-				_ = resume()
+				_ = healRepl(leader)()
 				return err
 			}
 			canceled += n
 		}
-		return crashLeader(ctx, c, rec, time.Second, fmt.Sprintf("SIGSTOP %s's walreceiver, pg_cancel_backend of %d commits waiting for it, then ", standby.Name, canceled), resume)
+		return crashLeader(ctx, c, rec, time.Second, fmt.Sprintf("%s partitioned from the primary's replication, pg_cancel_backend of %d commits waiting for it, then ", standby.Name, canceled), healRepl(leader))
 	}}
 	// PartitionPrimary drops every byte between plantstore and the primary
 	// (the standby stays reachable, and refuses writes): no failover, the
@@ -155,6 +156,11 @@ func pair(c *Cluster) (leader, standby *PatroniNode, err error) {
 		return nil, nil, err
 	}
 	return leader, standby, nil
+}
+
+// healRepl ends a partition of the leader's replication link.
+func healRepl(leader *PatroniNode) func() error {
+	return func() error { leader.Repl.Clear(); return nil }
 }
 
 // stall stops the node's walreceiver; resume lets it go on.

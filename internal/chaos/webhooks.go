@@ -94,6 +94,7 @@ type WebhookReport struct {
 	Unacknowledged int           // delivered events for plants no create saw answered 200
 	Extra          int           // delivered events for acknowledged plants beyond those needed
 	Foreign        []string      // delivered bodies no create could have stored
+	Lost           []string      // delivered bodies of plants stored, then lost (see lostAnnounced)
 	Drain          time.Duration // from the load's end until every needed event was delivered
 }
 
@@ -106,6 +107,7 @@ type deliveryCheck struct {
 	got      map[string]int  // body: distinct events delivered
 	pending  int             // bodies with fewer events delivered than needed
 	seen     int             // requests consumed
+	ops      []Op
 	rep      WebhookReport
 }
 
@@ -115,7 +117,7 @@ type deliveryCheck struct {
 // carrying the same body. A 409 stored nothing, so its plant's event may
 // come only from another create of the same plant.
 func newDeliveryCheck(ops []Op) *deliveryCheck {
-	d := &deliveryCheck{need: storesNeeded(ops), possible: map[string]bool{}, events: map[string]bool{}, got: map[string]int{}}
+	d := &deliveryCheck{need: storesNeeded(ops), possible: map[string]bool{}, events: map[string]bool{}, got: map[string]int{}, ops: ops}
 	for _, op := range ops {
 		if op.Kind == Create && op.Answer != Conflict { // unknown, ok, or unexpected (which fails the run by itself)
 			d.possible[webhookBody(Plant{ID: op.ID, Name: op.Name, Tag: op.Tag})] = true
@@ -171,7 +173,62 @@ func (d *deliveryCheck) report() WebhookReport {
 		rep.Extra += max(0, d.got[body]-n)
 	}
 	slices.Sort(rep.Missing)
+	rep.Lost = lostAnnounced(d.ops, d.got, d.need)
 	return rep
+}
+
+// lostAnnounced are the delivered plants whose change was lost: an event
+// says plant P was stored under id X; when no create of P was answered 200
+// (the survivor and linearizability checks cover those), and no delete or
+// update of X that may have taken effect returned after P's first create
+// was invoked, X must still hold P, so a final read of X without P means
+// the store that the event announced was lost (a commit the primary alone
+// had, before a failover).
+func lostAnnounced(ops []Op, got, need map[string]int) []string {
+	final := map[int64]Op{}
+	for _, op := range ops {
+		if op.Kind == Get && (op.Answer == OK || op.Answer == NotFound) {
+			if f, ok := final[op.ID]; !ok || op.Call > f.Call {
+				final[op.ID] = op
+			}
+		}
+	}
+	var lost []string
+	for body, n := range got {
+		if n == 0 || need[body] > 0 {
+			continue
+		}
+		var p Plant
+		if json.Unmarshal([]byte(body), &p) != nil {
+			continue
+		}
+		first := time.Duration(-1)
+		for _, op := range ops {
+			if op.Kind == Create && op.ID == p.ID && op.Name == p.Name && op.Tag == p.Tag && (first < 0 || op.Call < first) {
+				first = op.Call
+			}
+		}
+		f, ok := final[p.ID]
+		if first < 0 || !ok || f.Call < first {
+			continue
+		}
+		overwritten := false
+		for _, op := range ops {
+			if op.ID == p.ID && (op.Kind == Delete || op.Kind == Update) && (op.Answer == OK || op.Answer == Unknown) &&
+				(op.Answer == Unknown || op.Return > first) {
+				overwritten = true
+				break
+			}
+		}
+		if overwritten {
+			continue
+		}
+		if f.Answer != OK || f.Got.Name != p.Name || f.Got.Tag != p.Tag {
+			lost = append(lost, body)
+		}
+	}
+	slices.Sort(lost)
+	return lost
 }
 
 // webhookWait waits, in the background, until every acknowledged create
@@ -219,6 +276,9 @@ func (rep WebhookReport) violate(c *Cluster) {
 	for _, body := range rep.Foreign {
 		c.Violate("webhooks: delivered %s, a plant no create could have stored", body)
 	}
+	if n := len(rep.Lost); n > 0 {
+		c.Violate("webhooks: %d events announced a plant that was then lost, e.g. %s", n, rep.Lost[0])
+	}
 }
 
 // String is the report's summary lines.
@@ -234,7 +294,7 @@ func (rep WebhookReport) String() string {
 	} else {
 		s += fmt.Sprintf("%d plants NOT delivered within %s\n", len(rep.Missing), webhookDrainLimit)
 	}
-	s += fmt.Sprintf("  events for plants no create saw answered 200: %d; beyond the acknowledged creates' minimum: %d; for plants no create could have stored: %d",
-		rep.Unacknowledged, rep.Extra, len(rep.Foreign))
+	s += fmt.Sprintf("  events for plants no create saw answered 200: %d; beyond the acknowledged creates' minimum: %d; for plants no create could have stored: %d; for plants stored, then lost: %d",
+		rep.Unacknowledged, rep.Extra, len(rep.Foreign), len(rep.Lost))
 	return s
 }
