@@ -15,13 +15,14 @@ import (
 )
 
 // The fault-injection runs. make test runs the short ones (every fault once,
-// about 80 s of faults for postgres, 15 s for bolt); make chaos runs them for
-// CHAOS_DURATION. CHAOS_SEED replays a run's random choices (which replica,
+// about 80 s of faults for postgres and for postgres-ha, side by side, 15 s
+// for bolt); make chaos runs them one after the other for CHAOS_DURATION. CHAOS_SEED replays a run's random choices (which replica,
 // how long, which ids and operations); CHAOS_ARTIFACTS keeps the logs,
 // HAProxy's files, the summary and, on failure, Porcupine's visualisation
 // in that directory (otherwise a temporary one, kept only on failure).
 
 func TestChaosPostgres(t *testing.T) {
+	parallelWhenShort(t)
 	run(t, chaos.Config{Store: "postgres", Replicas: 3, Clients: 24, IDs: 200, IDLife: 10 * time.Second})
 }
 
@@ -37,6 +38,7 @@ func TestChaosPostgresHA(t *testing.T) {
 			t.Skipf("SKIPPED, NOT TESTED: %s is not installed (apt-get install patroni etcd-server): %v", prog, err)
 		}
 	}
+	parallelWhenShort(t)
 	run(t, chaos.Config{Store: "postgres-ha", Replicas: 3, Clients: 24, IDs: 200, IDLife: 10 * time.Second})
 }
 
@@ -74,6 +76,15 @@ func run(t *testing.T, cfg chaos.Config) {
 	t.Log("\n" + res.Summary)
 	if res.Failed() {
 		t.Fatalf("chaos run failed; replay with CHAOS_SEED=%d; artifacts in %s", cfg.Seed, cfg.Dir)
+	}
+}
+
+// parallelWhenShort runs the two postgres variants' short runs side by
+// side, so that the highly available one adds little to make test's time;
+// long runs stay one at a time, each with the machine to itself.
+func parallelWhenShort(t *testing.T) {
+	if os.Getenv("CHAOS_DURATION") == "" {
+		t.Parallel()
 	}
 }
 

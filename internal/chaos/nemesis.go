@@ -238,7 +238,8 @@ func ShortSchedule(store string) Schedule {
 	case "bolt":
 		return Schedule{Kill, Kill, Kill}
 	case "postgres-ha":
-		return Schedule{KillPrimary, Switchover, StallStandby, PartitionPrimary, PartitionReplication, CancelFailover, StallFailover}
+		// No plain kill-primary: the last two end with one.
+		return Schedule{Switchover, StallStandby, PartitionPrimary, PartitionReplication, CancelFailover, StallFailover}
 	}
 	return Schedule{Kill, Latency, Reset, Cut, Partition, PostgresCrash, Rolling}
 }
@@ -250,7 +251,7 @@ func RandomFault(store string, rng *rand.Rand) Fault {
 	case "bolt":
 		return Kill
 	case "postgres-ha":
-		all = append(ShortSchedule(store), Kill, Latency, Reset, Cut, Partition, PrimaryPostgresCrash, Rolling)
+		all = append(ShortSchedule(store), KillPrimary, Kill, Latency, Reset, Cut, Partition, PrimaryPostgresCrash, Rolling)
 	default:
 		all = ShortSchedule(store)
 	}

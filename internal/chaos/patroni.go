@@ -292,7 +292,7 @@ func (n *PatroniNode) Crash() error {
 	}
 	pid, err := n.PostmasterPID()
 	if err == nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		killServer(pid)
 		// Its children exit as they notice; the port is free once the
 		// postmaster is gone.
 		_ = pollUntil(context.Background(), 30*time.Second, func() error {
@@ -303,6 +303,26 @@ func (n *PatroniNode) Crash() error {
 		})
 	}
 	return nil
+}
+
+// killServer ends a PostgreSQL server at once, all its processes, as a
+// lost machine does. Killing the postmaster alone would not: its backends
+// run on until they notice, and one waiting for the standby then ends its
+// wait and makes its commit visible to the others, a commit the standby
+// never had (PostgreSQL's reaction to a dead postmaster).
+func killServer(postmaster int) {
+	if pgid, err := syscall.Getpgid(postmaster); err == nil && pgid == postmaster {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL) // one signal to the whole group
+		return
+	}
+	// Not a group of its own: stop every process, then kill them.
+	pids := append(children(postmaster), postmaster)
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGSTOP)
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
 }
 
 // PostmasterPID reads the node's PostgreSQL process id.
@@ -327,10 +347,22 @@ func (n *PatroniNode) WALReceiverPID() (int, error) {
 
 // childWithTitle is the child of parent whose command line holds title.
 func childWithTitle(parent int, title string) (int, error) {
+	for _, pid := range children(parent) {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if strings.Contains(string(cmdline), title) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s process under %d", title, parent)
+}
+
+// children are the processes whose parent is parent.
+func children(parent int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, err
+		return nil
 	}
+	var out []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -342,15 +374,11 @@ func childWithTitle(parent int, title string) (int, error) {
 		}
 		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), title) {
-			return pid, nil
+		if len(fields) >= 2 && fields[1] == strconv.Itoa(parent) {
+			out = append(out, pid)
 		}
 	}
-	return 0, fmt.Errorf("no %s process under %d", title, parent)
+	return out
 }
 
 // Member is a node as Patroni's /cluster describes it.
