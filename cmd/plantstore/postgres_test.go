@@ -6,11 +6,13 @@ package main
 // database cannot be reached.
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +190,30 @@ func getAdmin(t *testing.T, s *testServer, path string) response {
 		t.Fatal(err)
 	}
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+}
+
+// On postgres the scrape has the replication series (docs/reliability.md,
+// "Replication"), at zero on a database without trouble, and passes
+// promtool.
+func TestPostgresReplicationMetrics(t *testing.T) {
+	promtool := requireProgram(t, "promtool", "apt-get install prometheus")
+	s := startServer(t, postgresConfig(t))
+	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	text := scrape(t, s, false)
+	for _, series := range []string{
+		"plantstore_postgres_commits_orphaned 0",
+		"plantstore_postgres_commits_outlived_total 0",
+		"plantstore_postgres_commits_unreplicated_total 0",
+	} {
+		if !slices.Contains(strings.Split(text, "\n"), series) {
+			t.Errorf("the scrape has no line %q; its postgres series:\n%s", series, grepLines(text, "plantstore_postgres"))
+		}
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
 }

@@ -28,7 +28,7 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	c.RegisterFlags(fs)
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	want := []string{"data-dir", "max-body-bytes", "postgres-connect-timeout", "postgres-max-conns",
+	want := []string{"data-dir", "max-body-bytes", "postgres-commit-timeout", "postgres-connect-timeout", "postgres-max-conns",
 		"postgres-statement-timeout", "postgres-url", "store"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("flags %q, want %q", names, want)

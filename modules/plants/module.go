@@ -60,6 +60,7 @@ var Module = fx.Module("plants",
 			return httpserver.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
+	fx.Invoke(RegisterPostgresMetrics),
 )
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -38,19 +40,21 @@ func createLanes(maxConns int) int { return min(2, maxConns) }
 
 // batchSQL is createSQL for many rows. RETURNING names the ids it stored;
 // the others were taken, and storedSQL reads what is stored under them to
-// tell an identical plant (Unchanged) from a different one (a conflict).
+// tell an identical plant (Unchanged) from a different one (a conflict),
+// durably as durableGetSQL does, its row locks in id order.
 const (
 	batchSQL = `INSERT INTO plants (id, name, tag)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
 ON CONFLICT (id) DO NOTHING
 RETURNING id`
-	storedSQL = `SELECT id, name, tag FROM plants WHERE id = ANY($1)`
+	storedSQL = `SELECT id, name, tag FROM plants WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`
 )
 
 type pendingCreate struct {
-	ctx  context.Context
-	p    plant.Plant
-	done chan createOutcome // buffered: a lane never blocks on a caller
+	ctx   context.Context
+	p     plant.Plant
+	done  chan createOutcome // buffered: a lane never blocks on a caller
+	watch watch              // queued, then claimed by a lane or abandoned by its caller
 }
 
 // createOutcome is what a create's caller is told.
@@ -72,20 +76,42 @@ func newBatcher(s *Store, lanes int) *batcher {
 }
 
 // create queues p and returns its outcome once its statement has run.
-// When ctx ends first it returns ctx.Err(), and the plant may or may not be
-// stored; an identical retry settles it.
+// When ctx ends first it returns an unavailable error: a create still
+// queued leaves the queue and is never run; one whose statement runs
+// already may or may not be stored (its statement is left to finish, see
+// commit.go), and an identical retry settles it.
 func (b *batcher) create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	b.start() // a no-op once started
 	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan createOutcome, 1)}
+	pc.watch.state.Store(queued)
 	if err := b.queue.Send(ctx, pc); err != nil {
-		return 0, err
+		if errors.Is(err, batching.ErrClosed) {
+			return 0, err
+		}
+		return 0, failed("create", err)
 	}
-	return batching.Await(ctx, pc.done)
+	select {
+	case o := <-pc.done:
+		return o.Value, o.Err
+	case <-ctx.Done():
+	}
+	if pc.watch.state.CompareAndSwap(queued, abandoned) {
+		return 0, failed("create", fmt.Errorf("queued for a create lane: %w", ctx.Err()))
+	}
+	if !pc.watch.orphan(b.s) {
+		o := <-pc.done // answered meanwhile: the outcome is known
+		return o.Value, o.Err
+	}
+	return 0, failed("create", ctx.Err())
 }
 
+// claim takes pc for a statement, unless its caller has left.
+func (pc *pendingCreate) claim() bool { return pc.watch.state.CompareAndSwap(queued, running) }
+
 // answer tells pc's caller the outcome of its create.
-func (pc *pendingCreate) answer(result plant.CreateResult, err error) {
+func (pc *pendingCreate) answer(s *Store, result plant.CreateResult, err error) {
 	pc.done <- createOutcome{Value: result, Err: err}
+	pc.watch.finish(s)
 }
 
 // close runs the creates already queued, then stops the lanes.
@@ -95,7 +121,9 @@ func (b *batcher) close() {
 	b.stopped.Wait()
 }
 
-// lane runs statements until the queue is closed and empty.
+// lane runs statements until the queue is closed and empty. It takes a
+// connection first and then the creates queued by then, so that a create
+// whose caller left while the lane waited for one is not run.
 func (b *batcher) lane() {
 	batch := make([]*pendingCreate, 0, maxBatchRows)
 	var next []*pendingCreate // creates held over: their id was in the batch already
@@ -107,8 +135,20 @@ func (b *batcher) lane() {
 			}
 			next = append(next, first)
 		}
+		conn, err := b.s.acquire(next[0].ctx)
 		batch, next = b.fill(batch[:0], next)
-		b.run(batch)
+		switch {
+		case len(batch) == 0: // every caller left
+		case err != nil:
+			for _, pc := range batch {
+				pc.answer(b.s, 0, failed("create", err))
+			}
+		default:
+			b.run(conn.Conn(), batch)
+		}
+		if conn != nil {
+			conn.Release()
+		}
 		clear(batch)
 	}
 }
@@ -122,6 +162,9 @@ func (b *batcher) fill(batch, held []*pendingCreate) (_, rest []*pendingCreate) 
 		if _, dup := ids[pc.p.ID]; dup {
 			rest = append(rest, pc)
 			return
+		}
+		if !pc.claim() {
+			return // its caller left: it is not run
 		}
 		ids[pc.p.ID] = struct{}{}
 		batch = append(batch, pc)
@@ -143,11 +186,16 @@ func (b *batcher) fill(batch, held []*pendingCreate) (_, rest []*pendingCreate) 
 	return batch, rest
 }
 
-// run stores batch in one statement and answers every caller.
-func (b *batcher) run(batch []*pendingCreate) {
-	if len(batch) == 1 { // alone: the single-row statement, in the caller's context
+// run stores batch in one statement on conn and answers every caller. The
+// statements run in a context of their own (see commit.go): no caller's
+// deadline may stop a statement that may commit.
+func (b *batcher) run(conn *pgx.Conn, batch []*pendingCreate) {
+	if len(batch) == 1 { // alone: the single-row statement
 		pc := batch[0]
-		pc.answer(b.s.createOne(pc.ctx, pc.p))
+		ctx, cancel := b.s.commitContext(pc.ctx)
+		defer cancel()
+		result, err := b.s.createOne(ctx, conn, pc.p)
+		pc.answer(b.s, result, err)
 		return
 	}
 	b.statements.Add(1)
@@ -155,58 +203,60 @@ func (b *batcher) run(batch []*pendingCreate) {
 	// two statements sharing ids (two lanes, two replicas) wait for each
 	// other instead of deadlocking.
 	slices.SortStableFunc(batch, func(a, b *pendingCreate) int { return cmp.Compare(a.p.ID, b.p.ID) })
-	// The statement serves every caller, so no caller's cancellation may
-	// stop it; the first caller's context lends it its trace.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), b.s.callTimeout)
+	// The first caller's context lends the statement its trace.
+	ctx, cancel := b.s.commitContext(batch[0].ctx)
 	defer cancel()
-	created, err := b.s.insertBatch(ctx, batch)
+	created, err := b.s.insertBatch(ctx, conn, batch)
 	if err != nil && !unavailable(err) {
 		// The statement failed whole, for a reason in its rows (or its
 		// hook's): run each create alone, so that only the one at fault
 		// fails.
 		for _, pc := range batch {
-			pc.answer(b.s.createOne(pc.ctx, pc.p))
+			result, err := b.s.createOne(ctx, conn, pc.p)
+			pc.answer(b.s, result, err)
 		}
 		return
 	}
 	var stored map[int64]plant.Plant
 	if err == nil && len(created) < len(batch) {
-		stored, err = b.s.readStored(ctx, batch, created)
+		stored, err = b.s.readStored(ctx, conn, batch, created)
 	}
 	for _, pc := range batch {
 		if _, ok := created[pc.p.ID]; ok { // committed, even if the read failed
-			pc.answer(plant.Created, nil)
+			pc.answer(b.s, plant.Created, nil)
 			continue
 		}
 		if err != nil {
-			pc.answer(0, failed("create", err))
+			pc.answer(b.s, 0, failed("create", err))
 			continue
 		}
 		switch old, ok := stored[pc.p.ID]; {
 		case !ok: // deleted since the insert: the id is free again
-			pc.answer(b.s.createOne(pc.ctx, pc.p))
+			result, err := b.s.createOne(ctx, conn, pc.p)
+			pc.answer(b.s, result, err)
 		case old.Equal(pc.p):
-			pc.answer(plant.Unchanged, nil)
+			pc.answer(b.s, plant.Unchanged, nil)
 		default:
-			pc.answer(0, plant.ErrConflict)
+			pc.answer(b.s, 0, plant.ErrConflict)
 		}
 	}
 }
 
 // insertBatch inserts the batch's plants whose id is free, in one
-// statement, and returns their ids.
-func (s *Store) insertBatch(ctx context.Context, batch []*pendingCreate) (map[int64]struct{}, error) {
+// statement on conn, and returns their ids.
+func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate) (map[int64]struct{}, error) {
 	creating := make([]Creating, len(batch))
 	for i, pc := range batch {
 		creating[i] = Creating{Ctx: pc.ctx, Plant: pc.p}
 	}
-	return s.insert(ctx, creating)
+	return s.insert(ctx, conn, creating)
 }
 
 // insert inserts the plants whose id is free, with the CreateHook's
-// writes, in one statement, and returns their ids. On an error the ids
-// read so far say nothing: the statement's end (its commit) was not seen.
-func (s *Store) insert(ctx context.Context, creating []Creating) (map[int64]struct{}, error) {
+// writes, in one statement on conn, and returns their ids. On an error the
+// ids read so far say nothing: the statement's end (its commit) was not
+// seen, or its commit's wait for replication was canceled.
+func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating) (map[int64]struct{}, error) {
 	ids := make([]int64, len(creating))
 	names := make([]string, len(creating))
 	tags := make([]*string, len(creating))
@@ -221,7 +271,14 @@ func (s *Store) insert(ctx context.Context, creating []Creating) (map[int64]stru
 			sql, args = s.hookedSQL, append(args, hookArgs...)
 		}
 	}
-	created, err := s.query(ctx, sql, args, len(creating))
+	var created map[int64]struct{}
+	err := s.checked(conn, func(conn *pgx.Conn) (err error) {
+		created, err = query(ctx, conn, sql, args, len(creating))
+		return err
+	})
+	if err != nil {
+		created = nil
+	}
 	if done != nil {
 		done(created, err)
 	}
@@ -229,8 +286,8 @@ func (s *Store) insert(ctx context.Context, creating []Creating) (map[int64]stru
 }
 
 // query runs an insert and collects the ids it returns.
-func (s *Store) query(ctx context.Context, sql string, args []any, n int) (map[int64]struct{}, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+func query(ctx context.Context, conn *pgx.Conn, sql string, args []any, n int) (map[int64]struct{}, error) {
+	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -245,25 +302,28 @@ func (s *Store) query(ctx context.Context, sql string, args []any, n int) (map[i
 	return created, nil
 }
 
-// readStored reads the plants stored under the batch's ids it did not
-// create.
-func (s *Store) readStored(ctx context.Context, batch []*pendingCreate, created map[int64]struct{}) (map[int64]plant.Plant, error) {
+// readStored reads, durably (see storedSQL), the plants stored under the
+// batch's ids it did not create.
+func (s *Store) readStored(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate, created map[int64]struct{}) (map[int64]plant.Plant, error) {
 	taken := make([]int64, 0, len(batch)-len(created))
 	for _, pc := range batch {
 		if _, ok := created[pc.p.ID]; !ok {
 			taken = append(taken, pc.p.ID)
 		}
 	}
-	rows, err := s.pool.Query(ctx, storedSQL, taken)
-	if err != nil {
-		return nil, err
-	}
 	stored := make(map[int64]plant.Plant, len(taken))
-	var p plant.Plant
-	_, err = pgx.ForEachRow(rows, []any{&p.ID, &p.Name, &p.Tag}, func() error {
-		stored[p.ID] = p
-		p.Tag = nil // the next row's tag gets a pointer of its own
-		return nil
+	err := s.checked(conn, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, storedSQL, taken)
+		if err != nil {
+			return err
+		}
+		var p plant.Plant
+		_, err = pgx.ForEachRow(rows, []any{&p.ID, &p.Name, &p.Tag}, func() error {
+			stored[p.ID] = p
+			p.Tag = nil // the next row's tag gets a pointer of its own
+			return nil
+		})
+		return err
 	})
 	return stored, err
 }

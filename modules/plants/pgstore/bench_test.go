@@ -77,3 +77,47 @@ func BenchmarkListDeepPage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUnchanged is an identical re-create (Unchanged), one client:
+// the insert that finds the id taken, then the read that tells Unchanged
+// from a conflict. "durable" is the store's (the read locks the row, so
+// its commit flushes WAL and waits for the standbys: see durableGetSQL);
+// "plain" is the same two statements with a plain read, what the store
+// did before. On one server and on a primary with a synchronous standby.
+//
+//	go test -run '^$' -bench Unchanged ./modules/plants/pgstore
+func BenchmarkUnchanged(b *testing.B) {
+	servers := map[string]func(b *testing.B) string{
+		"single": func(b *testing.B) string { return pgtest.NewDatabase(b) },
+		"sync": func(b *testing.B) string {
+			return pgtest.NewPair(b, haDB).MultiHostURL(haDB)
+		},
+	}
+	for _, server := range []string{"single", "sync"} {
+		b.Run(server, func(b *testing.B) {
+			s := openStore(b, Config{URL: servers[server](b)})
+			p := plant.Plant{ID: 1, Name: "fern"}
+			if _, err := s.Create(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("durable", func(b *testing.B) {
+				for b.Loop() {
+					if result, err := s.Create(ctx, p); result != plant.Unchanged || err != nil {
+						b.Fatalf("Create = %v, %v", result, err)
+					}
+				}
+			})
+			b.Run("plain", func(b *testing.B) {
+				for b.Loop() {
+					if tag, err := s.pool.Exec(ctx, createSQL, p.ID, p.Name, p.Tag); err != nil || tag.RowsAffected() != 0 {
+						b.Fatalf("insert: %v, %v", tag, err)
+					}
+					var stored plant.Plant
+					if err := s.pool.QueryRow(ctx, getSQL, p.ID).Scan(&stored.Name, &stored.Tag); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

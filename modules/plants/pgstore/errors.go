@@ -47,6 +47,9 @@ func (e *callError) Unwrap() []error {
 // of connections, a failover's read-only standby). Errors in the statement
 // itself stay what they are, and the API answers them with 500.
 func unavailable(err error) bool {
+	if errors.Is(err, errUnreplicated) || errors.Is(err, errBacklog) {
+		return true // committed or not, as the failover decides: unknown
+	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
 		return true // whatever the reason, there is no usable database

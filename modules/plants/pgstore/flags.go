@@ -14,6 +14,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxConns, "postgres-max-conns", DefaultMaxConns, "PostgreSQL connections per process (the pool size)")
 	fs.DurationVar(&c.ConnectTimeout, "postgres-connect-timeout", DefaultConnectTimeout, "how long opening a PostgreSQL connection may take (wins over connect_timeout in the URL)")
 	fs.DurationVar(&c.StatementTimeout, "postgres-statement-timeout", DefaultStatementTimeout, "how long a statement may run on PostgreSQL (wins over statement_timeout in the URL)")
+	fs.DurationVar(&c.CommitTimeout, "postgres-commit-timeout", DefaultCommitTimeout, "how long a write whose caller was answered 503 at its deadline may keep its connection, waiting for its commit (for a synchronous standby, say), before the connection is closed; never canceled")
 }
 
 // Validate reports every value of c that its flag does not accept, one
@@ -32,6 +33,9 @@ func (c Config) Validate() error {
 	}
 	if c.StatementTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--postgres-statement-timeout %v: must be positive", c.StatementTimeout))
+	}
+	if c.CommitTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--postgres-commit-timeout %v: must be positive", c.CommitTimeout))
 	}
 	return errors.Join(errs...)
 }

@@ -46,7 +46,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return migrate(ctx, s.migrateConfig, migrations)
+	cfg := s.migrateConfig.Copy()
+	_ = noCancel(s.closing)(ctx, cfg) // a connection of its own, that sends no cancel request either
+	return migrate(ctx, cfg, migrations)
 }
 
 func migrate(ctx context.Context, cfg *pgx.ConnConfig, migrations []migration) error {

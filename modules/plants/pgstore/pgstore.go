@@ -8,9 +8,12 @@
 // a create whose id is taken adds a read to tell a retry from a conflict),
 // bounded by the statement timeout on the server
 // and by a deadline on the client, so a database that stops answering costs
-// a request seconds, not forever. Failures to reach the database are
-// plant.ErrUnavailable (the API answers 503 with Retry-After); the pool
-// reconnects by itself once the database is back.
+// a request seconds, not forever. A statement that may commit is never
+// canceled: past the deadline its caller is answered and the statement is
+// left to finish (see commit.go), so that a commit waiting for a
+// synchronous standby is never made the primary's alone. Failures to reach
+// the database are plant.ErrUnavailable (the API answers 503 with
+// Retry-After); the pool reconnects by itself once the database is back.
 package pgstore
 
 import (
@@ -49,6 +52,10 @@ type Config struct {
 	// StatementTimeout bounds each statement on the server
 	// (statement_timeout). It wins over a statement_timeout in the URL.
 	StatementTimeout time.Duration
+	// CommitTimeout bounds how long a statement that may commit keeps its
+	// connection after its caller's deadline answered the caller 503 (see
+	// commit.go): the connection is then closed, never canceled.
+	CommitTimeout time.Duration
 	// Tracer, when set, watches every statement and connection acquire of
 	// the pool (not the migration's session): the program sets otelpgx's,
 	// so that each query is a span under the store call that made it.
@@ -66,9 +73,15 @@ type Store struct {
 	// connection, connecting, and the statement. It catches what the server
 	// cannot, such as a network that drops packets.
 	callTimeout time.Duration
-	creates     *batcher
-	onCreate    *CreateHook // nil: a create inserts the plant only
-	hookedSQL   string      // batchSQL with onCreate's SQL
+	// commitTimeout bounds a statement that may commit (see commit.go).
+	commitTimeout time.Duration
+	stats         commitStats
+	maxOrphaned   int64 // commits whose callers left, at most (see commit)
+	closing       context.Context
+	stopCommits   context.CancelFunc // ends the statements' contexts at Close
+	creates       *batcher
+	onCreate      *CreateHook // nil: a create inserts the plant only
+	hookedSQL     string      // batchSQL with onCreate's SQL
 }
 
 // CreateHook writes what goes with newly created plants (an outbox entry
@@ -131,12 +144,21 @@ func New(cfg Config) (*Store, error) {
 	if cfg.StatementTimeout <= 0 {
 		cfg.StatementTimeout = DefaultStatementTimeout
 	}
+	if cfg.CommitTimeout <= 0 {
+		cfg.CommitTimeout = DefaultCommitTimeout
+	}
 	pc.MaxConns = int32(cfg.MaxConns) //nolint:gosec // G115: checked against math.MaxInt32 above
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
 	params := pc.ConnConfig.RuntimeParams
 	if params["application_name"] == "" {
 		params["application_name"] = "plantstore" // names the sessions in pg_stat_activity
 	}
+
+	// No cancel request, ever, and a note of the canceled wait's warning:
+	// see commit.go.
+	closing, stopCommits := context.WithCancel(context.Background())
+	pc.BeforeConnect = noCancel(closing)
+	pc.ConnConfig.OnNotice = onNotice
 
 	migrateConfig := pc.ConnConfig.Copy()
 	migrateConfig.RuntimeParams["statement_timeout"] = "0"
@@ -145,13 +167,17 @@ func New(cfg Config) (*Store, error) {
 
 	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
+		stopCommits()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{
 		pool:          pool,
 		migrateConfig: migrateConfig,
 		callTimeout:   cfg.ConnectTimeout + cfg.StatementTimeout,
+		commitTimeout: max(cfg.CommitTimeout, cfg.ConnectTimeout+cfg.StatementTimeout),
+		maxOrphaned:   int64(max(1, cfg.MaxConns/2)),
 	}
+	s.closing, s.stopCommits = closing, stopCommits
 	s.creates = newBatcher(s, createLanes(cfg.MaxConns))
 	return s, nil
 }
@@ -182,8 +208,16 @@ const (
 	createSQL = `INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
 ON CONFLICT (id) DO NOTHING`
 
-	getSQL    = `SELECT name, tag FROM plants WHERE id = $1`
-	deleteSQL = `DELETE FROM plants WHERE id = $1`
+	getSQL = `SELECT name, tag FROM plants WHERE id = $1`
+	// durableGetSQL is getSQL for an answer given on the stored row (an
+	// Unchanged, a 412): the row may have been committed on the primary
+	// only (its commit's wait for the standbys canceled by an operator).
+	// The row lock gives the statement a transaction id and a WAL record,
+	// so its commit waits for the standbys up to a point past the row's
+	// own commit: once it returns, the row is as durable as a fresh
+	// commit. A key-share lock blocks only a delete of the row.
+	durableGetSQL = `SELECT name, tag FROM plants WHERE id = $1 FOR KEY SHARE`
+	deleteSQL     = `DELETE FROM plants WHERE id = $1`
 
 	// The two list statements seek an index to the cursor and read one
 	// page, whatever the table's size and the tag's frequency. The cursor
@@ -203,30 +237,32 @@ ON CONFLICT (id) DO NOTHING`
 // Create implements plant.Store: Created once the plant is committed,
 // Unchanged if an identical plant was there, plant.ErrConflict if a
 // different one was. Concurrent creates share a statement (see batch.go).
+// The call deadline bounds the whole: the wait for a lane included.
 func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
 	return s.creates.create(ctx, p)
 }
 
-// createOne is Create in a statement of its own: an insert, and for an id
-// already taken a read that says which answer it is. A plant deleted
-// between the two leaves its id free again, so the insert is tried anew.
-func (s *Store) createOne(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
-	defer cancel()
+// createOne is Create in a statement of its own on conn, in a lane's
+// context (see commit.go): an insert, and for an id already taken a
+// durable read that says which answer it is. A plant deleted between the
+// two leaves its id free again, so the insert is tried anew.
+func (s *Store) createOne(ctx context.Context, conn *pgx.Conn, p plant.Plant) (plant.CreateResult, error) {
 	for {
-		inserted, err := s.insertOne(ctx, p)
+		inserted, err := s.insertOne(ctx, conn, p)
 		if err != nil {
 			return 0, failed("create", err)
 		}
 		if inserted {
 			return plant.Created, nil
 		}
-		stored, err := s.Get(ctx, p.ID)
+		stored, found, err := s.getDurably(ctx, conn, p.ID)
 		switch {
-		case errors.Is(err, plant.ErrNotFound):
-			continue // deleted since the insert: the id is free again
 		case err != nil:
-			return 0, err
+			return 0, failed("create", err)
+		case !found:
+			continue // deleted since the insert: the id is free again
 		case stored.Equal(p):
 			return plant.Unchanged, nil
 		}
@@ -236,14 +272,31 @@ func (s *Store) createOne(ctx context.Context, p plant.Plant) (plant.CreateResul
 
 // insertOne inserts p unless its id is taken, and reports whether it did:
 // with a CreateHook, in the statement a batch would use.
-func (s *Store) insertOne(ctx context.Context, p plant.Plant) (inserted bool, err error) {
+func (s *Store) insertOne(ctx context.Context, conn *pgx.Conn, p plant.Plant) (inserted bool, err error) {
 	if s.onCreate == nil {
-		tag, err := s.pool.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
-		return err == nil && tag.RowsAffected() == 1, err
+		err := s.checked(conn, func(conn *pgx.Conn) error {
+			tag, err := conn.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
+			inserted = err == nil && tag.RowsAffected() == 1
+			return err
+		})
+		return inserted && err == nil, err
 	}
-	created, err := s.insert(ctx, []Creating{{Ctx: ctx, Plant: p}})
+	created, err := s.insert(ctx, conn, []Creating{{Ctx: ctx, Plant: p}})
 	_, inserted = created[p.ID]
 	return inserted, err
+}
+
+// getDurably reads the plant stored under id on conn, as durable as a
+// fresh commit: see durableGetSQL.
+func (s *Store) getDurably(ctx context.Context, conn *pgx.Conn, id int64) (p plant.Plant, found bool, err error) {
+	p.ID = id
+	err = s.checked(conn, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, durableGetSQL, id).Scan(&p.Name, &p.Tag)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return plant.Plant{}, false, nil
+	}
+	return p, err == nil, err
 }
 
 // Get implements plant.Store.
@@ -295,15 +348,21 @@ func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, err
 	return plants, nil
 }
 
-// Delete implements plant.Store.
+// Delete implements plant.Store. The delete runs as a commit (see
+// commit.go): the call deadline answers the caller and leaves it to finish.
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, deleteSQL, id)
+	var deleted int64
+	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		tag, err := conn.Exec(ctx, deleteSQL, id)
+		deleted = tag.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return failed("delete", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if deleted == 0 {
 		return plant.ErrNotFound
 	}
 	return nil
@@ -321,9 +380,22 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close runs the creates already queued, then closes the pool's
-// connections, waiting for calls in flight.
+// connections, waiting for calls in flight. Writes still waiting for their
+// commit after a call deadline (a stalled standby, say: their callers were
+// answered) get their connections closed then, never canceled: the server
+// finishes their commits.
 func (s *Store) Close() error {
-	s.creates.close()
+	drained := make(chan struct{})
+	go func() {
+		s.creates.close()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(s.callTimeout):
+	}
+	s.stopCommits()
+	<-drained
 	s.pool.Close()
 	return nil
 }

@@ -2,6 +2,9 @@ package pgstore
 
 import (
 	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -10,61 +13,73 @@ import (
 // with the plant the caller read: PostgreSQL re-checks that condition on
 // the newest version of a row it had to wait for (READ COMMITTED), so of
 // two updates made against one state the second matches no row. Which
-// answer "no row" is (missing plant or stale precondition) is read after.
+// answer "no row" is (missing plant or stale precondition) is read after,
+// durably (see durableGetSQL): a 412 is given on a row as durable as a
+// fresh commit.
 const (
 	updateSQL         = `UPDATE plants SET name = $2, tag = $3 WHERE id = $1`
 	updateMatchingSQL = `UPDATE plants SET name = $2, tag = $3 WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5`
 	deleteMatchingSQL = `DELETE FROM plants WHERE id = $1 AND name = $2 AND tag IS NOT DISTINCT FROM $3`
-	existsSQL         = `SELECT EXISTS (SELECT 1 FROM plants WHERE id = $1)`
+	existsSQL         = `SELECT 1 FROM plants WHERE id = $1 FOR KEY SHARE`
 )
 
-// Replace implements plant.Store.
+// Replace implements plant.Store. Its statements run as a commit (see
+// commit.go): the call deadline answers the caller and leaves them to
+// finish.
 func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	if match == nil {
-		tag, err := s.pool.Exec(ctx, updateSQL, p.ID, p.Name, p.Tag)
-		if err != nil {
-			return failed("update", err)
+	var answer error
+	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		if match == nil {
+			tag, err := conn.Exec(ctx, updateSQL, p.ID, p.Name, p.Tag)
+			if err == nil && tag.RowsAffected() == 0 {
+				answer = plant.ErrNotFound
+			}
+			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return plant.ErrNotFound
+		tag, err := conn.Exec(ctx, updateMatchingSQL, p.ID, p.Name, p.Tag, match.Name, match.Tag)
+		if err == nil && tag.RowsAffected() == 0 {
+			answer, err = whyNoRow(ctx, conn, p.ID)
 		}
-		return nil
-	}
-	tag, err := s.pool.Exec(ctx, updateMatchingSQL, p.ID, p.Name, p.Tag, match.Name, match.Tag)
+		return err
+	})
 	if err != nil {
 		return failed("update", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return s.whyNoRow(ctx, p.ID)
-	}
-	return nil
+	return answer
 }
 
-// DeleteMatching implements plant.Store.
+// DeleteMatching implements plant.Store, as a commit like Replace.
 func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, deleteMatchingSQL, match.ID, match.Name, match.Tag)
+	var answer error
+	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		tag, err := conn.Exec(ctx, deleteMatchingSQL, match.ID, match.Name, match.Tag)
+		if err == nil && tag.RowsAffected() == 0 {
+			answer, err = whyNoRow(ctx, conn, match.ID)
+		}
+		return err
+	})
 	if err != nil {
 		return failed("delete", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return s.whyNoRow(ctx, match.ID)
-	}
-	return nil
+	return answer
 }
 
 // whyNoRow names the answer of a conditional write that matched no row:
 // the plant is missing, or it is there and differs from the precondition.
-func (s *Store) whyNoRow(ctx context.Context, id int64) error {
-	var exists bool
-	if err := s.pool.QueryRow(ctx, existsSQL, id).Scan(&exists); err != nil {
-		return failed("update", err)
+// Its statement commits, and runs inside the caller's check of the
+// canceled wait's warning.
+func whyNoRow(ctx context.Context, conn *pgx.Conn, id int64) (answer, err error) {
+	var one int
+	err = conn.QueryRow(ctx, existsSQL, id).Scan(&one)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return plant.ErrNotFound, nil
+	case err != nil:
+		return nil, err
 	}
-	if exists {
-		return plant.ErrPreconditionFailed
-	}
-	return plant.ErrNotFound
+	return plant.ErrPreconditionFailed, nil
 }

@@ -96,24 +96,40 @@ func (o *Postgres) Hook(lease time.Duration, plan func([]pgstore.Creating) (rows
 	}}
 }
 
-// Claim implements Outbox.
+// Claim implements Outbox. The claim commits (it moves the rows' lease),
+// and that commit waits for the synchronous standbys up to a point past
+// the claimed rows' own commit: a claim that returns normally hands out
+// only events as durable as their plants. One whose wait was canceled
+// (pgstore.Replicated) hands out nothing; its rows fall due again when the
+// lease passes.
 func (o *Postgres) Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error) {
 	if max <= 0 {
 		return nil, nil
 	}
-	rows, err := o.pool.Query(ctx, pgClaimSQL, endpoint, max, lease.Seconds())
+	conn, err := o.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer conn.Release()
 	var out []Delivery
-	var d Delivery
-	_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.Body, &d.TraceParent, &d.CreatedAt, &d.Attempt}, func() error {
-		d.Endpoint = endpoint
-		out = append(out, d)
-		d.Body = nil // the next row's body gets a slice of its own
-		return nil
+	err = pgstore.Replicated(conn.Conn(), func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, pgClaimSQL, endpoint, max, lease.Seconds())
+		if err != nil {
+			return err
+		}
+		var d Delivery
+		_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.Body, &d.TraceParent, &d.CreatedAt, &d.Attempt}, func() error {
+			d.Endpoint = endpoint
+			out = append(out, d)
+			d.Body = nil // the next row's body gets a slice of its own
+			return nil
+		})
+		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Delivered implements Outbox, in one statement. It deletes the rows

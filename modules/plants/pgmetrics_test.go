@@ -1,0 +1,52 @@
+package plants
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/plantstore/plantstore/modules/plants/pgstore"
+)
+
+func TestPostgresMetrics(t *testing.T) {
+	pg, err := pgstore.New(pgstore.Config{URL: "postgres://nobody@127.0.0.1:1/none"}) // never connects
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	reg := prometheus.NewPedanticRegistry()
+	if err := RegisterPostgresMetrics(reg, pg); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		m := f.GetMetric()[0]
+		got[f.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+	}
+	want := map[string]float64{
+		"plantstore_postgres_commits_orphaned":           0,
+		"plantstore_postgres_commits_outlived_total":     0,
+		"plantstore_postgres_commits_unreplicated_total": 0,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("metrics = %v, want %v", got, want)
+	}
+	for name, v := range want {
+		if g, ok := got[name]; !ok || g != v {
+			t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
+		}
+	}
+
+	// Another store configured: nothing to export.
+	empty := prometheus.NewPedanticRegistry()
+	if err := RegisterPostgresMetrics(empty, nil); err != nil {
+		t.Fatal(err)
+	}
+	if families, _ := empty.Gather(); len(families) != 0 {
+		t.Fatalf("metrics without a postgres store: %d families, want none", len(families))
+	}
+}

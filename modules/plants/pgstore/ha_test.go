@@ -1,0 +1,378 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// The tests of this file run a primary with a synchronous standby
+// (pgtest.NewPair), the production shape of docs/reliability.md's
+// "Replication": a 200 must mean the plant is on the standby too.
+
+const haDB = "plants"
+
+// openHA opens a store on both servers of pair (a multi-host URL with
+// target_session_attrs=read-write), with a call deadline of two seconds.
+func openHA(t *testing.T, pair *pgtest.Pair) *Store {
+	t.Helper()
+	return openStore(t, Config{
+		URL:              pair.MultiHostURL(haDB),
+		ConnectTimeout:   time.Second,
+		StatementTimeout: time.Second,
+	})
+}
+
+// waitingForStandby counts the primary's sessions whose commit waits for
+// the standby.
+func waitingForStandby(t *testing.T, pair *pgtest.Pair) int64 {
+	t.Helper()
+	n, err := pair.Primary.QueryInt(haDB, `SELECT count(*) FROM pg_stat_activity
+WHERE application_name = 'plantstore' AND wait_event = 'SyncRep'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// onStandby counts the rows of plant id the standby has replayed.
+func onStandby(t *testing.T, pair *pgtest.Pair, id int64) int64 {
+	t.Helper()
+	n, err := pair.Standby.QueryInt(haDB, `SELECT count(*) FROM plants WHERE id = $1`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// createAsync creates p in a goroutine and returns its outcome's channel.
+func createAsync(ctx context.Context, s *Store, p plant.Plant) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		_, err := s.Create(ctx, p)
+		ch <- err
+	}()
+	return ch
+}
+
+// (a) While the standby stalls, a create answers 503 at its deadline and
+// its plant is nowhere to be read: not by a GET, not by an identical
+// retry. Once the standby resumes the plant is stored, on both servers.
+func TestStalledStandby(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openHA(t, pair)
+	p := plant.Plant{ID: 1, Name: "fern"}
+
+	pair.StallStandby(t)
+	if _, err := s.Create(ctx, p); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Create with a stalled standby = %v, want ErrUnavailable (503)", err)
+	}
+	if n := waitingForStandby(t, pair); n != 1 {
+		t.Fatalf("%d commits wait for the standby after the create's deadline, want 1: it was canceled", n)
+	}
+	if _, err := s.Get(ctx, p.ID); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("Get while the create's commit waits = %v, want ErrNotFound (404)", err)
+	}
+	if result, err := s.Create(ctx, p); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("identical retry while the standby stalls = %v, %v, want ErrUnavailable (503)", result, err)
+	}
+	// The retry's insert waited for the first one's row lock until the
+	// statement timeout (1s), before its call deadline (2s): only the first
+	// create's commit outlived its caller.
+	if got := s.Stats(); got.OutlivedCommits != 1 || got.OrphanedCommits != 1 || got.UnreplicatedCommits != 0 {
+		t.Fatalf("Stats while the create's commit waits = %+v, want 1 outlived, 1 orphaned, 0 unreplicated", got)
+	}
+
+	pair.ResumeStandby(t)
+	waitFor(t, "the creates' commits", func() bool { return s.Stats().OrphanedCommits == 0 })
+	got, err := s.Get(ctx, p.ID)
+	if err != nil || !got.Equal(p) {
+		t.Fatalf("Get after the standby resumed = %+v, %v, want %+v", got, err, p)
+	}
+	if result, err := s.Create(ctx, p); result != plant.Unchanged || err != nil {
+		t.Fatalf("identical retry after the standby resumed = %v, %v, want Unchanged", result, err)
+	}
+	waitFor(t, "the plant on the standby", func() bool { return onStandby(t, pair, p.ID) == 1 })
+}
+
+// cancelWaitingCommits cancels, as an operator would, every plantstore
+// session whose commit waits for the standby, once there are n.
+func cancelWaitingCommits(t *testing.T, pair *pgtest.Pair, n int64) {
+	t.Helper()
+	waitFor(t, "commits waiting for the standby", func() bool { return waitingForStandby(t, pair) == n })
+	canceled, err := pair.Primary.QueryInt(haDB, `SELECT count(*) FROM (SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+WHERE application_name = 'plantstore' AND wait_event = 'SyncRep') c`)
+	if err != nil || canceled != n {
+		t.Fatalf("pg_cancel_backend: %d, %v, want %d", canceled, err, n)
+	}
+}
+
+// (b) An operator's cancel of a commit waiting for the standby makes it
+// visible on the primary only: the create answers 503, never 200.
+func TestOperatorCancelOfAWaitingCommit(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openStore(t, Config{URL: pair.MultiHostURL(haDB), StatementTimeout: time.Minute})
+	p := plant.Plant{ID: 1, Name: "fern"}
+
+	pair.StallStandby(t)
+	outcome := createAsync(ctx, s, p)
+	cancelWaitingCommits(t, pair, 1)
+	if err := <-outcome; !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, errUnreplicated) {
+		t.Fatalf("Create whose wait for the standby was canceled = %v, want ErrUnavailable (503) for an unreplicated commit", err)
+	}
+	if got := s.Stats(); got.UnreplicatedCommits != 1 || got.OutlivedCommits != 0 {
+		t.Fatalf("Stats = %+v, want 1 unreplicated, 0 outlived", got)
+	}
+}
+
+// (c) A row made local-only by a canceled wait is not the ground for a
+// 200, a 412 or a 404 while the standby stalls: an identical re-create
+// (Unchanged), a stale conditional update or delete all wait for the
+// standby and answer 503; once it resumes they answer as usual.
+func TestAnswersOnALocalOnlyRowWaitForTheStandby(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openHA(t, pair)
+	p := plant.Plant{ID: 1, Name: "fern"}
+	stale := plant.Plant{ID: 1, Name: "moss"}
+
+	// A deadline longer than the call's: the commit waits until canceled.
+	slow := openStore(t, Config{URL: pair.MultiHostURL(haDB), StatementTimeout: time.Minute})
+
+	pair.StallStandby(t)
+	outcome := createAsync(ctx, slow, p)
+	cancelWaitingCommits(t, pair, 1)
+	if err := <-outcome; !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Create whose wait was canceled = %v, want ErrUnavailable", err)
+	}
+	if got, err := s.Get(ctx, p.ID); err != nil || !got.Equal(p) {
+		t.Fatalf("Get of the local-only row = %+v, %v: the test needs it visible on the primary", got, err)
+	}
+
+	if result, err := s.Create(ctx, p); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("identical re-create of a local-only row = %v, %v, want ErrUnavailable (503)", result, err)
+	}
+	if err := s.Replace(ctx, plant.Plant{ID: 1, Name: "new"}, &stale); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Replace with a stale precondition on a local-only row = %v, want ErrUnavailable (503)", err)
+	}
+	if err := s.DeleteMatching(ctx, stale); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("DeleteMatching with a stale precondition on a local-only row = %v, want ErrUnavailable (503)", err)
+	}
+
+	pair.ResumeStandby(t)
+	waitFor(t, "the reads' commits", func() bool { return s.Stats().OrphanedCommits == 0 })
+	if result, err := s.Create(ctx, p); result != plant.Unchanged || err != nil {
+		t.Fatalf("identical re-create after the standby resumed = %v, %v, want Unchanged", result, err)
+	}
+	if err := s.Replace(ctx, plant.Plant{ID: 1, Name: "new"}, &stale); !errors.Is(err, plant.ErrPreconditionFailed) {
+		t.Fatalf("Replace with a stale precondition = %v, want ErrPreconditionFailed (412)", err)
+	}
+	if err := s.DeleteMatching(ctx, stale); !errors.Is(err, plant.ErrPreconditionFailed) {
+		t.Fatalf("DeleteMatching with a stale precondition = %v, want ErrPreconditionFailed (412)", err)
+	}
+}
+
+// (d) A create queued behind busy lanes answers 503 at its caller's
+// deadline and leaves the queue: it is never stored later.
+func TestQueuedCreateLeavesAtItsDeadline(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openHA(t, pair)
+	if err := s.Start(ctx); err != nil { // the lanes wait for creates
+		t.Fatal(err)
+	}
+
+	pair.StallStandby(t)
+	// Two creates, one per lane, whose commits wait for the standby.
+	busy := []<-chan error{createAsync(ctx, s, plant.Plant{ID: 1, Name: "one"})}
+	waitFor(t, "the first lane's commit", func() bool { return waitingForStandby(t, pair) == 1 })
+	busy = append(busy, createAsync(ctx, s, plant.Plant{ID: 2, Name: "two"}))
+	waitFor(t, "the second lane's commit", func() bool { return waitingForStandby(t, pair) == 2 })
+
+	queued := plant.Plant{ID: 3, Name: "queued"}
+	deadline, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := s.Create(deadline, queued); !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("queued Create at its deadline = %v, want ErrUnavailable (503) for the deadline", err)
+	}
+	for i, ch := range busy {
+		if err := <-ch; !errors.Is(err, plant.ErrUnavailable) {
+			t.Fatalf("lane %d's create = %v, want ErrUnavailable at the call deadline", i+1, err)
+		}
+	}
+
+	pair.ResumeStandby(t)
+	// The lanes are free again once a create after the queued one is
+	// stored: the queue is first in, first out.
+	if _, err := s.Create(ctx, plant.Plant{ID: 4, Name: "after"}); err != nil {
+		t.Fatalf("Create after the standby resumed: %v", err)
+	}
+	if _, err := s.Get(ctx, queued.ID); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("Get of the create that left the queue = %v, want ErrNotFound: it ran after answering 503", err)
+	}
+	if n := s.creates.queue.Len(); n != 0 {
+		t.Fatalf("%d creates still queued", n)
+	}
+}
+
+// (e) A clean failover: the primary is killed (SIGKILL) and the standby
+// promoted while creates run. The store finds the new primary by itself,
+// every failure on the way is a 503, and every acknowledged create is on
+// the new primary.
+func TestFailoverKeepsEveryAcknowledgedCreate(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openHA(t, pair)
+
+	const workers = 4
+	var (
+		mu         sync.Mutex
+		acked      []int64
+		unexpected []error
+		promoted   bool
+		afterward  int // acknowledged since the promotion
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := int64(w) + 1; ; id += workers {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				result, err := s.Create(ctx, plant.Plant{ID: id, Name: "p"})
+				mu.Lock()
+				switch {
+				case err == nil && result == plant.Created:
+					acked = append(acked, id)
+					if promoted {
+						afterward++
+					}
+				case !errors.Is(err, plant.ErrUnavailable):
+					unexpected = append(unexpected, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	count := func(f func() int) func() bool {
+		return func() bool { mu.Lock(); defer mu.Unlock(); return f() >= 200 }
+	}
+	waitFor(t, "creates before the failover", count(func() int { return len(acked) }))
+	if err := pair.Primary.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Standby.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	promoted = true
+	mu.Unlock()
+	for deadline := time.Now().Add(time.Minute); !count(func() int { return afterward })(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no creates on the new primary for a minute")
+		}
+	}
+	close(stop)
+	wg.Wait()
+
+	if len(unexpected) > 0 {
+		t.Fatalf("%d creates failed with other than ErrUnavailable (503), the first: %v", len(unexpected), unexpected[0])
+	}
+	conn, err := pgx.Connect(ctx, pair.Standby.URL(haDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var stored int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM plants WHERE id = ANY($1)`, acked).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != len(acked) {
+		t.Fatalf("the new primary holds %d of the %d acknowledged creates", stored, len(acked))
+	}
+}
+
+// While half the pool holds commits whose callers left (a stalled
+// standby), writes are refused at once with 503, and the other half
+// serves reads and the readiness check.
+func TestHalfThePoolForCommitsWaitingOnReplication(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openStore(t, Config{
+		URL:              pair.MultiHostURL(haDB),
+		MaxConns:         4,
+		ConnectTimeout:   time.Second,
+		StatementTimeout: time.Second,
+	})
+	for id := int64(1); id <= 3; id++ {
+		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "fern"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pair.StallStandby(t)
+	for id := int64(1); id <= 2; id++ {
+		if err := s.Replace(ctx, plant.Plant{ID: id, Name: "moss"}, nil); !errors.Is(err, plant.ErrUnavailable) {
+			t.Fatalf("Replace %d with a stalled standby = %v, want ErrUnavailable (503)", id, err)
+		}
+	}
+	if got := s.Stats().OrphanedCommits; got != 2 {
+		t.Fatalf("%d orphaned commits, want 2", got)
+	}
+	if err := s.Delete(ctx, 3); !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, errBacklog) {
+		t.Fatalf("Delete with half the pool waiting = %v, want ErrUnavailable (503) for the backlog", err)
+	}
+	if got, err := s.Get(ctx, 3); err != nil || got.Name != "fern" {
+		t.Fatalf("Get with half the pool waiting = %+v, %v, want the plant", got, err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping with half the pool waiting: %v", err)
+	}
+
+	pair.ResumeStandby(t)
+	waitFor(t, "the updates' commits", func() bool { return s.Stats().OrphanedCommits == 0 })
+	if err := s.Delete(ctx, 3); err != nil {
+		t.Fatalf("Delete after the standby resumed: %v", err)
+	}
+	for id := int64(1); id <= 2; id++ {
+		if got, err := s.Get(ctx, id); err != nil || got.Name != "moss" {
+			t.Fatalf("Get %d after the standby resumed = %+v, %v, want the update stored", id, got, err)
+		}
+	}
+}
+
+// Close does not wait out a commit stalled on the standby: it closes the
+// commit's connection, without a cancel, and the server completes the
+// commit once the standby is back.
+func TestCloseLeavesWaitingCommitsToTheServer(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s, err := Open(ctx, Config{
+		URL:              pair.MultiHostURL(haDB),
+		ConnectTimeout:   time.Second,
+		StatementTimeout: time.Second,
+		CommitTimeout:    time.Hour, // longer than the test may run
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair.StallStandby(t)
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Create with a stalled standby = %v, want ErrUnavailable", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := waitingForStandby(t, pair); n != 1 {
+		t.Fatalf("%d commits wait for the standby after Close, want 1: Close canceled it", n)
+	}
+	pair.ResumeStandby(t)
+	waitFor(t, "the plant on the standby", func() bool { return onStandby(t, pair, 1) == 1 })
+}
