@@ -153,7 +153,7 @@ func excused(part []porcupine.Operation, faults []FaultRecord) bool {
 			continue
 		}
 		for _, op := range part {
-			if op.Call <= int64(f.End) && op.Return >= int64(f.Start) {
+			if op.Call <= int64(f.End) && op.Input.(input).answered >= int64(f.Start) {
 				return true
 			}
 		}

@@ -50,6 +50,7 @@ type input struct {
 	name, tag string
 	ifMatch   string // update: "" none, "*", or an entity tag naming match
 	match     Plant  // update: the content ifMatch names; Name "" for none
+	answered  int64  // when the client had its answer (or gave up); the return of an unknown is at infinity
 }
 
 // output is an answer on one id; for an observation, answer OK means on
@@ -203,6 +204,7 @@ func operations(ops []Op, win IDWindow) []porcupine.Operation {
 			continue // reported on its own; the model has no such answer
 		}
 		add := func(in input, o output) {
+			in.answered = int64(op.Return)
 			out = append(out, porcupine.Operation{ClientId: op.Client, Input: in, Output: o, Call: call, Return: ret})
 		}
 		switch op.Kind {
