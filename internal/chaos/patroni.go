@@ -40,7 +40,6 @@ type HADatabase struct {
 	etcd    *exec.Cmd
 	etcdURL string
 	Nodes   []*PatroniNode
-	logf    func(string, ...any)
 }
 
 // PatroniNode is one node: Patroni and the PostgreSQL it runs.
@@ -58,7 +57,7 @@ type PatroniNode struct {
 
 // StartHADatabase starts etcd and two Patroni nodes in dir and waits until
 // one leads and the other streams as its synchronous standby.
-func StartHADatabase(ctx context.Context, dir string, logf func(string, ...any)) (*HADatabase, error) {
+func StartHADatabase(ctx context.Context, dir string) (*HADatabase, error) {
 	for _, prog := range []string{"patroni", "etcd"} {
 		if _, err := exec.LookPath(prog); err != nil {
 			return nil, fmt.Errorf("%w: %s (apt-get install patroni etcd-server)", ErrNoHATools, prog)
@@ -78,7 +77,7 @@ func StartHADatabase(ctx context.Context, dir string, logf func(string, ...any))
 	if err != nil {
 		return nil, err
 	}
-	h := &HADatabase{dir: filepath.Join(dir, "ha"), binDir: binDir, cred: cred, logf: logf}
+	h := &HADatabase{dir: filepath.Join(dir, "ha"), binDir: binDir, cred: cred}
 	if err := h.mkdir(h.dir); err != nil {
 		return nil, err
 	}
@@ -107,12 +106,12 @@ func StartHADatabase(ctx context.Context, dir string, logf func(string, ...any))
 		h.Nodes = append(h.Nodes, n)
 	}
 	// The first bootstraps the cluster; the second then copies it.
-	for _, n := range h.Nodes {
+	for i, n := range h.Nodes {
 		if err := n.Start(); err != nil {
 			h.Stop()
 			return nil, err
 		}
-		if _, err := h.waitHealthy(ctx, len(h.Nodes[:indexOf(h.Nodes, n)+1])); err != nil {
+		if _, err := h.waitHealthy(ctx, i+1); err != nil {
 			h.Stop()
 			return nil, err
 		}
@@ -185,8 +184,9 @@ func (h *HADatabase) startEtcd() error {
 	if err != nil {
 		return err
 	}
+	hc := &http.Client{Timeout: 2 * time.Second}
 	return pollUntil(context.Background(), time.Minute, func() error {
-		resp, err := http.Get("http://" + h.etcdURL + "/health")
+		resp, err := hc.Get("http://" + h.etcdURL + "/health")
 		if err != nil {
 			return err
 		}

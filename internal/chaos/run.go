@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		}
 	case "postgres-ha":
 		logf("starting etcd and two Patroni nodes")
-		c.HA, err = StartHADatabase(ctx, cfg.Dir, logf)
+		c.HA, err = StartHADatabase(ctx, cfg.Dir)
 		if err != nil {
 			return Result{}, err
 		}
