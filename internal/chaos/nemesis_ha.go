@@ -22,7 +22,7 @@ var (
 		return crashLeader(ctx, c, rec, down, "")
 	}}
 	Switchover = Fault{"switchover", func(ctx context.Context, c *Cluster, _ *rand.Rand, rec *FaultRecord) error {
-		leader, standby, err := pair(c)
+		leader, standby, err := pair(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -33,7 +33,7 @@ var (
 		return c.haWhole(ctx)
 	}}
 	StallStandby = Fault{"stall-standby", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
-		_, standby, err := pair(c)
+		_, standby, err := pair(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ var (
 	// waits in its socket's buffer and reaches the standby once it runs
 	// again, primary dead or not.)
 	StallFailover = Fault{"stall+failover", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
-		leader, standby, err := pair(c)
+		leader, standby, err := pair(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ var (
 	// standby (each then committed on the primary alone, with a WARNING),
 	// then the primary's death.
 	CancelFailover = Fault{"cancel+failover", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
-		leader, standby, err := pair(c)
+		leader, standby, err := pair(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ var (
 	// (the standby stays reachable, and refuses writes): no failover, the
 	// writes wait or fail until it heals.
 	PartitionPrimary = Fault{"partition-primary", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
-		leader, _, err := pair(c)
+		leader, _, err := pair(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ var (
 	// PartitionReplication drops every byte between the standby and the
 	// primary: commits wait for the standby until it heals.
 	PartitionReplication = Fault{"partition-repl", func(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord) error {
-		leader, standby, err := pair(c)
+		leader, standby, err := pair(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ var (
 	// PrimaryPostgresCrash kills the primary's PostgreSQL alone: Patroni,
 	// alive, restarts it (crash recovery) while it holds the lead.
 	PrimaryPostgresCrash = Fault{"postgres-crash", func(ctx context.Context, c *Cluster, _ *rand.Rand, rec *FaultRecord) error {
-		leader, _, err := pair(c)
+		leader, _, err := pair(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -144,13 +144,24 @@ var (
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			return err
 		}
+		// Patroni's view lags the crash: wait for the new postmaster
+		// before asking it whether the cluster is whole.
+		if err := pollUntil(ctx, 2*time.Minute, func() error {
+			if p, err := leader.PostmasterPID(); err != nil || p == pid {
+				return fmt.Errorf("no new postmaster (%v)", err)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 		return c.haWhole(ctx)
 	}}
 )
 
-// pair is the leader and the synchronous standby now.
-func pair(c *Cluster) (leader, standby *PatroniNode, err error) {
-	if leader, err = c.HA.Leader(); err != nil {
+// pair is the leader and the synchronous standby, once there are both
+// (the fault before may have ended while Patroni was still catching up).
+func pair(ctx context.Context, c *Cluster) (leader, standby *PatroniNode, err error) {
+	if leader, err = c.HA.Healthy(ctx); err != nil {
 		return nil, nil, err
 	}
 	if standby, err = c.HA.Standby(); err != nil {
