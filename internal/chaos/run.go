@@ -202,6 +202,7 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	var hookReport WebhookReport
 	if hooks != nil {
 		hookReport = hooks.result()
+		hookReport.CheckLost(ops)
 		hookReport.violate(c)
 	}
 	res := Result{Verdict: v, Webhooks: hookReport, Survivor: survivor, Violations: c.Violations()}

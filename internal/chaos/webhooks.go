@@ -84,18 +84,20 @@ func webhookBody(p Plant) string {
 // WebhookReport is what the receiver got, held against the history.
 type WebhookReport struct {
 	Checked        bool
-	Requests       int           // every request the receiver got
-	Delivered      int           // distinct webhook-ids answered 2xx
-	Duplicates     int           // 2xx requests for a webhook-id already delivered
-	Unverified     int           // requests whose signature did not verify
-	Acknowledged   int           // distinct plants (id, name, tag) of creates answered 200
-	Needed         int           // events those creates prove were written, at least (see storesNeeded)
-	Missing        []string      // plants with fewer delivered events than needed
-	Unacknowledged int           // delivered events for plants no create saw answered 200
-	Extra          int           // delivered events for acknowledged plants beyond those needed
-	Foreign        []string      // delivered bodies no create could have stored
-	Lost           []string      // delivered bodies of plants stored, then lost (see lostAnnounced)
-	Drain          time.Duration // from the load's end until every needed event was delivered
+	Requests       int      // every request the receiver got
+	Delivered      int      // distinct webhook-ids answered 2xx
+	Duplicates     int      // 2xx requests for a webhook-id already delivered
+	Unverified     int      // requests whose signature did not verify
+	Acknowledged   int      // distinct plants (id, name, tag) of creates answered 200
+	Needed         int      // events those creates prove were written, at least (see storesNeeded)
+	Missing        []string // plants with fewer delivered events than needed
+	Unacknowledged int      // delivered events for plants no create saw answered 200
+	Extra          int      // delivered events for acknowledged plants beyond those needed
+	Foreign        []string // delivered bodies no create could have stored
+	Lost           []string // delivered bodies of plants stored, then lost (see lostAnnounced, held against the final reads by CheckLost)
+
+	got, need map[string]int // body: events delivered, needed
+	Drain     time.Duration  // from the load's end until every needed event was delivered
 }
 
 // deliveryCheck follows the receiver's requests, in arrival order, against
@@ -107,7 +109,6 @@ type deliveryCheck struct {
 	got      map[string]int  // body: distinct events delivered
 	pending  int             // bodies with fewer events delivered than needed
 	seen     int             // requests consumed
-	ops      []Op
 	rep      WebhookReport
 }
 
@@ -117,7 +118,7 @@ type deliveryCheck struct {
 // carrying the same body. A 409 stored nothing, so its plant's event may
 // come only from another create of the same plant.
 func newDeliveryCheck(ops []Op) *deliveryCheck {
-	d := &deliveryCheck{need: storesNeeded(ops), possible: map[string]bool{}, events: map[string]bool{}, got: map[string]int{}, ops: ops}
+	d := &deliveryCheck{need: storesNeeded(ops), possible: map[string]bool{}, events: map[string]bool{}, got: map[string]int{}}
 	for _, op := range ops {
 		if op.Kind == Create && op.Answer != Conflict { // unknown, ok, or unexpected (which fails the run by itself)
 			d.possible[webhookBody(Plant{ID: op.ID, Name: op.Name, Tag: op.Tag})] = true
@@ -173,8 +174,16 @@ func (d *deliveryCheck) report() WebhookReport {
 		rep.Extra += max(0, d.got[body]-n)
 	}
 	slices.Sort(rep.Missing)
-	rep.Lost = lostAnnounced(d.ops, d.got, d.need)
+	rep.got, rep.need = d.got, d.need
 	return rep
+}
+
+// CheckLost fills in Lost from the whole history, the final reads
+// included (the wait for the deliveries starts before them).
+func (rep *WebhookReport) CheckLost(ops []Op) {
+	if rep.Checked {
+		rep.Lost = lostAnnounced(ops, rep.got, rep.need)
+	}
 }
 
 // lostAnnounced are the delivered plants whose change was lost: an event
