@@ -106,7 +106,8 @@ bench: ## the load benchmark: creates per second, p50, p99, peak RSS per store a
 	$(GO) run ./tools/loadbench $(BENCHFLAGS)
 
 # The fault-injection test (docs/reliability.md) for as long as asked: three
-# replicas on PostgreSQL behind HAProxy, then one bolt replica, under faults,
+# replicas on PostgreSQL behind HAProxy, the same on a primary and a
+# synchronous standby under Patroni, then one bolt replica, under faults,
 # the history checked by Porcupine. make test runs its short version.
 # CHAOS_SEED=<n> replays a run's choices; CHAOS_ARTIFACTS=<dir> keeps the
 # logs, the history, the summary and (on failure) the visualisation. No race

@@ -16,18 +16,35 @@ import (
 )
 
 // The fault-injection runs. make test runs the short ones (every fault once,
-// about 80 s of faults for postgres, 15 s for bolt); make chaos runs them for
-// CHAOS_DURATION. CHAOS_SEED replays a run's random choices (which replica,
+// about 80 s of faults for postgres and for postgres-ha, side by side, 15 s
+// for bolt); make chaos runs them one after the other for CHAOS_DURATION. CHAOS_SEED replays a run's random choices (which replica,
 // how long, which ids and operations); CHAOS_ARTIFACTS keeps the logs,
 // HAProxy's files, the summary and, on failure, Porcupine's visualisation
 // in that directory (otherwise a temporary one, kept only on failure).
 
 func TestChaosPostgres(t *testing.T) {
-	run(t, chaos.Config{Store: "postgres", Replicas: 3, Clients: 24, IDs: 200})
+	parallelWhenShort(t)
+	run(t, chaos.Config{Store: "postgres", Replicas: 3, Clients: 24, IDs: 200, IDLife: 10 * time.Second})
+}
+
+// TestChaosPostgresHA runs on a primary and a synchronous standby under
+// Patroni (with etcd): the database itself fails over, switches over,
+// stalls and is partitioned (docs/reliability.md).
+func TestChaosPostgresHA(t *testing.T) {
+	for _, prog := range []string{"patroni", "etcd"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed; .ci/run installs Debian's patroni and etcd-server", prog)
+			}
+			t.Skipf("SKIPPED, NOT TESTED: %s is not installed (apt-get install patroni etcd-server): %v", prog, err)
+		}
+	}
+	parallelWhenShort(t)
+	run(t, chaos.Config{Store: "postgres-ha", Replicas: 3, Clients: 24, IDs: 200, IDLife: 10 * time.Second})
 }
 
 func TestChaosBolt(t *testing.T) {
-	run(t, chaos.Config{Store: "bolt", Replicas: 1, Clients: 16, IDs: 200})
+	run(t, chaos.Config{Store: "bolt", Replicas: 1, Clients: 16, IDs: 200, IDLife: 10 * time.Second})
 }
 
 func run(t *testing.T, cfg chaos.Config) {
@@ -61,6 +78,15 @@ func run(t *testing.T, cfg chaos.Config) {
 	t.Log("\n" + res.Summary)
 	if res.Failed() {
 		t.Fatalf("chaos run failed; replay with CHAOS_SEED=%d; artifacts in %s", cfg.Seed, cfg.Dir)
+	}
+}
+
+// parallelWhenShort runs the two postgres variants' short runs side by
+// side, so that the highly available one adds little to make test's time;
+// long runs stay one at a time, each with the machine to itself.
+func parallelWhenShort(t *testing.T) {
+	if os.Getenv("CHAOS_DURATION") == "" {
+		t.Parallel()
 	}
 }
 

@@ -50,6 +50,7 @@ type input struct {
 	name, tag string
 	ifMatch   string // update: "" none, "*", or an entity tag naming match
 	match     Plant  // update: the content ifMatch names; Name "" for none
+	answered  int64  // when the client had its answer (or gave up); the return of an unknown is at infinity
 }
 
 // output is an answer on one id; for an observation, answer OK means on
@@ -180,10 +181,16 @@ var Model = porcupine.Model{
 	},
 }
 
-// operations turns the history into Porcupine's operations. ids are every
-// id the workload uses: a list page that is not full covers all of them
-// above its cursor.
-func operations(ops []Op, ids []int64) []porcupine.Operation {
+// unknownReturn is the return time of an operation whose outcome is
+// unknown: it may take effect at any time after its call.
+const unknownReturn = math.MaxInt64
+
+// operations turns the history into Porcupine's operations. A list page
+// is split over the ids of the window at its call (see observations): the
+// ids the workload was using then. Ids outside it are left out, which is
+// sound (a weaker check) and keeps every list from adding an observation
+// to every id the run ever used.
+func operations(ops []Op, win IDWindow) []porcupine.Operation {
 	var out []porcupine.Operation
 	for _, op := range ops {
 		call, ret := int64(op.Call), int64(op.Return)
@@ -191,12 +198,13 @@ func operations(ops []Op, ids []int64) []porcupine.Operation {
 			if op.Kind == Get || op.Kind == List {
 				continue // a read that said nothing
 			}
-			ret = math.MaxInt64
+			ret = unknownReturn
 		}
 		if op.Answer == Unexpected {
 			continue // reported on its own; the model has no such answer
 		}
 		add := func(in input, o output) {
+			in.answered = int64(op.Return)
 			out = append(out, porcupine.Operation{ClientId: op.Client, Input: in, Output: o, Call: call, Return: ret})
 		}
 		switch op.Kind {
@@ -207,7 +215,7 @@ func operations(ops []Op, ids []int64) []porcupine.Operation {
 		case Get:
 			add(input{id: op.ID, kind: Get}, output{answer: op.Answer, name: op.Got.Name, tag: op.Got.Tag})
 		case List:
-			for _, o := range observations(op, ids) {
+			for _, o := range observations(op, win.IDs(op.Call)) {
 				add(input{id: o.ID, kind: List, tag: op.Tag}, output{answer: o.answer, name: o.Name, tag: o.Tag})
 			}
 		}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -69,7 +70,7 @@ func TestModel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			v, err := Check(tc.ops, []int64{7, 8}, []FaultRecord{{Name: "kill", Start: 5, End: 15}}, time.Minute, dir)
+			v, err := Check(tc.ops, IDWindow{First: 7, Size: 2}, []FaultRecord{{Name: "kill", Start: 5, End: 15}}, CheckLimits{PerPartition: time.Minute}, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +78,10 @@ func TestModel(t *testing.T) {
 				t.Fatalf("linearizable = %v (%s), want %v", got, v.Result, tc.ok)
 			}
 			if !tc.ok {
-				if _, err := os.Stat(v.HTML); err != nil {
+				if len(v.HTML) != 1 {
+					t.Fatalf("visualisations = %q, want one", v.HTML)
+				}
+				if _, err := os.Stat(v.HTML[0]); err != nil {
 					t.Fatalf("no visualisation written: %v", err)
 				}
 			}
@@ -103,5 +107,66 @@ func TestObservations(t *testing.T) {
 	op.More = false // the last page: it says 6 is not there either
 	if got := observations(op, []int64{1, 2, 3, 4, 5, 6}); len(got) != 4 || got[3] != (observation{Plant{ID: 6}, NotFound}) {
 		t.Fatalf("last page observations = %v", got)
+	}
+}
+
+// TestCheckUndecided: an id whose search cannot end within its time limit
+// is reported undecided, with its size, and the other ids are still
+// decided. Forty writes of unknown outcome, all concurrent, then a read
+// that none of them explains: the search tries their subsets.
+func TestCheckUndecided(t *testing.T) {
+	var ops []Op
+	for i := range 40 {
+		kind := Create
+		if i%2 == 1 {
+			kind = Delete
+		}
+		ops = append(ops, Op{Client: i, Kind: kind, ID: 7, Name: "a", Tag: "red", Answer: Unknown, Call: time.Duration(i), Return: 1000})
+	}
+	ops = append(ops,
+		Op{Client: 50, Kind: Get, ID: 7, Got: Plant{ID: 7, Name: "b", Tag: "red"}, Answer: OK, Call: 2000, Return: 2001},
+		Op{Client: 51, Kind: Create, ID: 8, Name: "c", Tag: "red", Answer: OK, Call: 0, Return: 10},
+		Op{Client: 51, Kind: Get, ID: 8, Got: Plant{ID: 8, Name: "c", Tag: "red"}, Answer: OK, Call: 20, Return: 30},
+	)
+	v, err := Check(ops, IDWindow{First: 7, Size: 2}, nil, CheckLimits{PerPartition: 500 * time.Millisecond}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result != "Unknown" || len(v.Illegal) != 0 {
+		t.Fatalf("result %s, illegal %v; want Unknown and none illegal", v.Result, v.Illegal)
+	}
+	want := []IDHistory{{ID: 7, Operations: 41, Pending: 40}}
+	if !slices.Equal(v.Undecided, want) {
+		t.Fatalf("undecided = %v, want %v", v.Undecided, want)
+	}
+	if v.Partitions != 2 || v.Largest != 41 {
+		t.Fatalf("partitions %d, largest %d; want 2 and 41", v.Partitions, v.Largest)
+	}
+}
+
+// TestCheckExcused: an id not linearizable with an operation during an
+// operator's cancel (whose lost commits reads may see) is excused, not
+// failed; the same history with the cancel elsewhere fails.
+func TestCheckExcused(t *testing.T) {
+	p := Plant{ID: 7, Name: "p7-0", Tag: "green"}
+	ops := []Op{
+		{Kind: Create, ID: 7, Name: p.Name, Tag: p.Tag, Answer: Unknown, Call: 0, Return: 10},
+		{Kind: Get, ID: 7, Got: p, Answer: OK, Call: 20, Return: 30},
+		{Kind: Get, ID: 7, Answer: NotFound, Call: 40, Return: 50},
+	}
+	during := []FaultRecord{{Name: "cancel+failover", Start: 5, End: 45, ReadsUnbarriered: true}}
+	v, err := Check(ops, IDWindow{First: 7, Size: 1}, during, CheckLimits{PerPartition: time.Minute}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Result != "Ok" || len(v.Excused) != 1 || v.Excused[0].ID != 7 || len(v.HTML) != 0 {
+		t.Fatalf("during the cancel: result %s, excused %v, visualisations %v; want Ok, id 7, none", v.Result, v.Excused, v.HTML)
+	}
+	elsewhere := []FaultRecord{{Name: "cancel+failover", Start: 100, End: 200, ReadsUnbarriered: true}}
+	if v, err = Check(ops, IDWindow{First: 7, Size: 1}, elsewhere, CheckLimits{PerPartition: time.Minute}, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if v.Result != "Illegal" || len(v.Excused) != 0 {
+		t.Fatalf("cancel elsewhere: result %s, excused %v; want Illegal, none", v.Result, v.Excused)
 	}
 }

@@ -16,10 +16,14 @@ import (
 
 // Config is one run.
 type Config struct {
-	Store    string // "postgres" (three replicas) or "bolt" (one)
+	// Store is "postgres" (one PostgreSQL), "postgres-ha" (a primary and a
+	// synchronous standby under Patroni, see HADatabase) or "bolt" (one
+	// replica).
+	Store    string
 	Replicas int
 	Clients  int
-	IDs      int
+	IDs      int           // ids in use at a time
+	IDLife   time.Duration // how long each id is in use; 0: the same ids throughout
 	Seed     uint64
 	// Duration, when set, makes a long run: the short schedule, then
 	// random faults until it has passed. Unset, the short schedule alone.
@@ -38,10 +42,13 @@ type Result struct {
 	Summary    string
 	Verdict    Verdict
 	Webhooks   WebhookReport
+	Survivor   SurvivorReport
 	Violations []string
 }
 
 // Failed reports whether the run broke a promise.
+// An undecided id fails the run too: the run proves nothing about it (see
+// docs/reliability.md).
 func (r Result) Failed() bool { return r.Verdict.Result != "Ok" || len(r.Violations) > 0 }
 
 // Run builds the cluster for cfg.Store in cfg.Dir, runs the workload and
@@ -83,8 +90,37 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		replicaEnv = func(int) []string {
 			return []string{"PLANTSTORE_STORE=bolt", "PLANTSTORE_DATA_DIR=" + filepath.Join(cfg.Dir, "data")}
 		}
+	case "postgres-ha":
+		logf("starting etcd and two Patroni nodes")
+		c.HA, err = StartHADatabase(ctx, cfg.Dir)
+		if err != nil {
+			return Result{}, err
+		}
+		defer c.HA.Stop()
+		leader, err := c.HA.Leader()
+		if err != nil {
+			return Result{}, err
+		}
+		if _, err := leader.Exec(ctx, "postgres", "CREATE DATABASE plants"); err != nil {
+			return Result{}, err
+		}
+		var nodes []string
+		for _, n := range c.HA.Nodes {
+			nodes = append(nodes, "127.0.0.1:"+strconv.Itoa(n.PGPort))
+		}
+		for i := range cfg.Replicas {
+			p, err := NewFaultProxy("db-r"+strconv.Itoa(i), nodes...)
+			if err != nil {
+				return Result{}, err
+			}
+			defer p.Close()
+			c.Proxies = append(c.Proxies, p)
+		}
+		replicaEnv = func(i int) []string {
+			return []string{"PLANTSTORE_STORE=postgres", "PLANTSTORE_POSTGRES_URL=" + MultiHostURL("plants", c.Proxies[i].Addrs())}
+		}
 	default:
-		return Result{}, fmt.Errorf("chaos: store %q, want postgres or bolt", cfg.Store)
+		return Result{}, fmt.Errorf("chaos: store %q, want postgres, postgres-ha or bolt", cfg.Store)
 	}
 	var hookEnv []string
 	if cfg.Webhooks != nil {
@@ -122,16 +158,16 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		return Result{}, err
 	}
 
-	ids := make([]int64, cfg.IDs)
-	for i := range ids {
-		ids[i] = int64(i + 1)
+	win := IDWindow{Size: cfg.IDs}
+	if cfg.IDLife > 0 {
+		win.Step = cfg.IDLife / time.Duration(cfg.IDs)
 	}
-	w := Workload{URL: c.LB.URL(), Clients: cfg.Clients, IDs: ids, Seed: cfg.Seed, MaxOps: 1_000_000, Timeout: 30 * time.Second}
+	w := Workload{URL: c.LB.URL(), Clients: cfg.Clients, IDs: win, Seed: cfg.Seed, MaxOps: 1_000_000, Timeout: 30 * time.Second}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	loadDone := make(chan struct{})
 	go func() { w.Run(loadCtx, c.History); close(loadDone) }()
 
-	logf("load: %d clients on %d ids; faults begin", cfg.Clients, cfg.IDs)
+	logf("load: %d clients on %d ids at a time, each in use for %s; faults begin", cfg.Clients, cfg.IDs, win.Life())
 	deadline := time.Now().Add(cfg.Duration)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6e656d65736973)) // the nemesis' own stream
 	faults, phases, nemesisErr := RunNemesis(ctx, c, ShortSchedule(cfg.Store), deadline, cfg.Store, rng, cfg.Calm)
@@ -156,18 +192,21 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	cancelRead()
 	ops := c.History.Ops()
 	judge(c, ops, faults)
+	survivor := checkSurvivor(ops)
+	survivor.violate(c)
 	logf("checking %d operations", len(ops))
-	v, err := Check(ops, ids, faults, 5*time.Minute, cfg.Dir)
+	v, err := Check(ops, win, faults, DefaultCheckLimits, cfg.Dir)
 	if err != nil {
 		return Result{}, err
 	}
 	var hookReport WebhookReport
 	if hooks != nil {
 		hookReport = hooks.result()
+		hookReport.CheckLost(ops)
 		hookReport.violate(c)
 	}
-	res := Result{Verdict: v, Webhooks: hookReport, Violations: c.Violations()}
-	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, hookReport, res.Violations)
+	res := Result{Verdict: v, Webhooks: hookReport, Survivor: survivor, Violations: c.Violations()}
+	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, res.Violations)
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
 		return res, err
 	}

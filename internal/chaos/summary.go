@@ -54,7 +54,7 @@ func judge(c *Cluster, ops []Op, faults []FaultRecord) {
 }
 
 // Summary is the report a run prints at its end.
-func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases []Phase, v Verdict, hooks WebhookReport, violations []string) string {
+func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases []Phase, v Verdict, survivor SurvivorReport, hooks WebhookReport, violations []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos summary: store=%s seed=%d (replay: CHAOS_SEED=%d)\n", store, seed, seed)
 	fmt.Fprintf(&b, "operations: %d\n", len(ops))
@@ -95,6 +95,8 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 		if f.Name == Cut.Name || f.Name == Partition.Name {
 			fmt.Fprintf(&b, "; /readyz 503 after %s, out of HAProxy after %s", f.ReadyzAfter.Round(time.Millisecond), f.HAProxyAfter.Round(time.Millisecond))
 		}
+		g, from := longestWithoutWriteIn(ops, f.Start, f.End)
+		fmt.Fprintf(&b, "; longest write gap %s (from %.1fs)", g.Round(time.Millisecond), from.Seconds())
 		if f.Err != nil {
 			fmt.Fprintf(&b, "; ERROR %v", f.Err)
 		}
@@ -119,17 +121,53 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 		}
 		fmt.Fprintf(&b, "  %6.1fs-%6.1fs %-15s %6.2f%% of %d\n", p.Start.Seconds(), p.End.Seconds(), p.Name, pct, total)
 	}
-	fmt.Fprintf(&b, "linearizability: %s (%d checked operations, %s)", v.Result, v.Operations, v.Took.Round(time.Millisecond))
-	if v.HTML != "" {
-		fmt.Fprintf(&b, "; visualisation: %s", v.HTML)
+	fmt.Fprintf(&b, "linearizability: %s (%d checked operations on %d ids, the largest %d; %s)\n", v.Result, v.Operations, v.Partitions, v.Largest, v.Took.Round(time.Millisecond))
+	for _, p := range v.Illegal {
+		fmt.Fprintf(&b, "  not linearizable: %s\n", p)
 	}
-	b.WriteString("\n")
+	if len(v.Excused) > 0 {
+		fmt.Fprintf(&b, "  not linearizable but excused (an operation during an operator's cancel, whose lost commits reads may see): %d ids, e.g. %s\n", len(v.Excused), v.Excused[0])
+	}
+	for _, h := range v.HTML {
+		fmt.Fprintf(&b, "  visualisation: %s\n", h)
+	}
+	if len(v.Undecided) > 0 {
+		fmt.Fprintf(&b, "  undecided (out of time, neither passed nor failed): %d ids\n", len(v.Undecided))
+		for i, p := range v.Undecided {
+			if i == 10 {
+				fmt.Fprintf(&b, "    and %d more\n", len(v.Undecided)-i)
+				break
+			}
+			fmt.Fprintf(&b, "    %s\n", p)
+		}
+	}
+	b.WriteString(survivor.String() + "\n")
 	b.WriteString(hooks.String() + "\n")
 	fmt.Fprintf(&b, "violations: %d\n", len(violations))
 	for _, s := range violations {
 		fmt.Fprintf(&b, "  %s\n", s)
 	}
 	return b.String()
+}
+
+// longestWithoutWriteIn is the longest time within [from, to] without an
+// acknowledged write (its answer's time), from its start.
+func longestWithoutWriteIn(ops []Op, from, to time.Duration) (gap, at time.Duration) {
+	var times []time.Duration
+	for _, op := range ops {
+		if (op.Kind == Create || op.Kind == Delete || op.Kind == Update) && op.Answer == OK && op.Return > from && op.Return < to {
+			times = append(times, op.Return)
+		}
+	}
+	slices.Sort(times)
+	prev := from
+	for _, t := range append(times, to) {
+		if t-prev > gap {
+			gap, at = t-prev, prev
+		}
+		prev = t
+	}
+	return gap, at
 }
 
 // longestWithoutWrite is the longest time between acknowledged writes

@@ -84,17 +84,20 @@ func webhookBody(p Plant) string {
 // WebhookReport is what the receiver got, held against the history.
 type WebhookReport struct {
 	Checked        bool
-	Requests       int           // every request the receiver got
-	Delivered      int           // distinct webhook-ids answered 2xx
-	Duplicates     int           // 2xx requests for a webhook-id already delivered
-	Unverified     int           // requests whose signature did not verify
-	Acknowledged   int           // distinct plants (id, name, tag) of creates answered 200
-	Needed         int           // events those creates prove were written, at least (see storesNeeded)
-	Missing        []string      // plants with fewer delivered events than needed
-	Unacknowledged int           // delivered events for plants no create saw answered 200
-	Extra          int           // delivered events for acknowledged plants beyond those needed
-	Foreign        []string      // delivered bodies no create could have stored
-	Drain          time.Duration // from the load's end until every needed event was delivered
+	Requests       int      // every request the receiver got
+	Delivered      int      // distinct webhook-ids answered 2xx
+	Duplicates     int      // 2xx requests for a webhook-id already delivered
+	Unverified     int      // requests whose signature did not verify
+	Acknowledged   int      // distinct plants (id, name, tag) of creates answered 200
+	Needed         int      // events those creates prove were written, at least (see storesNeeded)
+	Missing        []string // plants with fewer delivered events than needed
+	Unacknowledged int      // delivered events for plants no create saw answered 200
+	Extra          int      // delivered events for acknowledged plants beyond those needed
+	Foreign        []string // delivered bodies no create could have stored
+	Lost           []string // delivered bodies of plants stored, then lost (see lostAnnounced, held against the final reads by CheckLost)
+
+	got, need map[string]int // body: events delivered, needed
+	Drain     time.Duration  // from the load's end until every needed event was delivered
 }
 
 // deliveryCheck follows the receiver's requests, in arrival order, against
@@ -171,7 +174,70 @@ func (d *deliveryCheck) report() WebhookReport {
 		rep.Extra += max(0, d.got[body]-n)
 	}
 	slices.Sort(rep.Missing)
+	rep.got, rep.need = d.got, d.need
 	return rep
+}
+
+// CheckLost fills in Lost from the whole history, the final reads
+// included (the wait for the deliveries starts before them).
+func (rep *WebhookReport) CheckLost(ops []Op) {
+	if rep.Checked {
+		rep.Lost = lostAnnounced(ops, rep.got, rep.need)
+	}
+}
+
+// lostAnnounced are the delivered plants whose change was lost: an event
+// says plant P was stored under id X; when no create of P was answered 200
+// (the survivor and linearizability checks cover those), and no delete or
+// update of X that may have taken effect returned after P's first create
+// was invoked, X must still hold P, so a final read of X without P means
+// the store that the event announced was lost (a commit the primary alone
+// had, before a failover).
+func lostAnnounced(ops []Op, got, need map[string]int) []string {
+	final := map[int64]Op{}
+	for _, op := range ops {
+		if op.Kind == Get && (op.Answer == OK || op.Answer == NotFound) {
+			if f, ok := final[op.ID]; !ok || op.Call > f.Call {
+				final[op.ID] = op
+			}
+		}
+	}
+	var lost []string
+	for body, n := range got {
+		if n == 0 || need[body] > 0 {
+			continue
+		}
+		var p Plant
+		if json.Unmarshal([]byte(body), &p) != nil {
+			continue
+		}
+		first := time.Duration(-1)
+		for _, op := range ops {
+			if op.Kind == Create && op.ID == p.ID && op.Name == p.Name && op.Tag == p.Tag && (first < 0 || op.Call < first) {
+				first = op.Call
+			}
+		}
+		f, ok := final[p.ID]
+		if first < 0 || !ok || f.Call < first {
+			continue
+		}
+		overwritten := false
+		for _, op := range ops {
+			if op.ID == p.ID && (op.Kind == Delete || op.Kind == Update) && (op.Answer == OK || op.Answer == Unknown) &&
+				(op.Answer == Unknown || op.Return > first) {
+				overwritten = true
+				break
+			}
+		}
+		if overwritten {
+			continue
+		}
+		if f.Answer != OK || f.Got.Name != p.Name || f.Got.Tag != p.Tag {
+			lost = append(lost, body)
+		}
+	}
+	slices.Sort(lost)
+	return lost
 }
 
 // webhookWait waits, in the background, until every acknowledged create
@@ -219,6 +285,9 @@ func (rep WebhookReport) violate(c *Cluster) {
 	for _, body := range rep.Foreign {
 		c.Violate("webhooks: delivered %s, a plant no create could have stored", body)
 	}
+	if n := len(rep.Lost); n > 0 {
+		c.Violate("webhooks: %d events announced a plant that was then lost, e.g. %s", n, rep.Lost[0])
+	}
 }
 
 // String is the report's summary lines.
@@ -234,7 +303,7 @@ func (rep WebhookReport) String() string {
 	} else {
 		s += fmt.Sprintf("%d plants NOT delivered within %s\n", len(rep.Missing), webhookDrainLimit)
 	}
-	s += fmt.Sprintf("  events for plants no create saw answered 200: %d; beyond the acknowledged creates' minimum: %d; for plants no create could have stored: %d",
-		rep.Unacknowledged, rep.Extra, len(rep.Foreign))
+	s += fmt.Sprintf("  events for plants no create saw answered 200: %d; beyond the acknowledged creates' minimum: %d; for plants no create could have stored: %d; for plants stored, then lost: %d",
+		rep.Unacknowledged, rep.Extra, len(rep.Foreign), len(rep.Lost))
 	return s
 }

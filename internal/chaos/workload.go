@@ -6,19 +6,55 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 )
 
+// IDWindow is the ids the clients use: Size ids from First, a window that
+// moves on by one id every Step (never, when Step is 0). Few ids at a time
+// make operations meet; moving on keeps each id's history short, and the
+// checker's search, which is per id, small: a 10-minute run on 200 fixed
+// ids gave each id some 9,000 operations and dozens of unknown outcomes,
+// a search no memory holds.
+type IDWindow struct {
+	First int64 // 0 is 1
+	Size  int
+	Step  time.Duration
+}
+
+// Lo is the window's first id at t (since the run's start).
+func (w IDWindow) Lo(t time.Duration) int64 {
+	lo := max(w.First, 1)
+	if w.Step > 0 {
+		lo += int64(t / w.Step)
+	}
+	return lo
+}
+
+// IDs are the window's ids at t.
+func (w IDWindow) IDs(t time.Duration) []int64 {
+	lo := w.Lo(t)
+	ids := make([]int64, w.Size)
+	for i := range ids {
+		ids[i] = lo + int64(i)
+	}
+	return ids
+}
+
+// Life is how long each id is in the window.
+func (w IDWindow) Life() time.Duration { return time.Duration(w.Size) * w.Step }
+
 // Workload is the clients' configuration.
 type Workload struct {
-	URL     string  // the load balancer
-	Clients int     // concurrent clients, each one operation at a time
-	IDs     []int64 // the ids they work on: few, so operations meet
+	URL     string // the load balancer
+	Clients int    // concurrent clients, each one operation at a time
+	IDs     IDWindow
 	Seed    uint64
 	MaxOps  int           // per client: a bound on the loop besides ctx
 	Timeout time.Duration // per request; past it the answer is unknown
@@ -54,7 +90,7 @@ func (w Workload) Run(ctx context.Context, h *History) {
 			rng := rand.New(rand.NewPCG(w.Seed, uint64(c)))
 			seen := map[int64]Op{} // id: this client's latest get answered 200
 			for n := 0; n < w.MaxOps && ctx.Err() == nil; n++ {
-				op := w.next(rng, c, seen)
+				op := w.next(rng, c, seen, w.IDs.Lo(h.Now()))
 				w.do(client, h, &op)
 				h.Add(op)
 				if op.Kind == Get && op.Answer == OK && op.ETag != "" {
@@ -79,8 +115,8 @@ func (w Workload) Run(ctx context.Context, h *History) {
 // and list pages to watch them. An update is unconditional, or under
 // If-Match with the ETag of this client's latest get of the id (current or
 // stale by now), now and then "*" or a tag that names no plant.
-func (w Workload) next(rng *rand.Rand, client int, seen map[int64]Op) Op {
-	id := w.IDs[rng.IntN(len(w.IDs))]
+func (w Workload) next(rng *rand.Rand, client int, seen map[int64]Op, lo int64) Op {
+	id := lo + int64(rng.IntN(w.IDs.Size))
 	switch r := rng.IntN(100); {
 	case r < 30:
 		p := plantFor(id, rng.IntN(names))
@@ -108,8 +144,12 @@ func (w Workload) next(rng *rand.Rand, client int, seen map[int64]Op) Op {
 		return op
 	default:
 		op := Op{Client: client, Kind: List, Tag: [...]string{"red", "green"}[rng.IntN(2)], Limit: 1 + rng.IntN(20)}
-		if rng.IntN(4) > 0 {
+		switch {
+		case rng.IntN(4) > 0:
 			op.After, op.HasAfter = id, true
+		case lo > 1:
+			// From the window's start: the ids before it are done with.
+			op.After, op.HasAfter = lo-1, true
 		}
 		return op
 	}
@@ -234,21 +274,39 @@ func classify(op *Op, resp *http.Response, body []byte) Answer {
 	return Unexpected
 }
 
-// FinalReads reads every id once, sequentially, after the faults healed:
-// part of the history, so the checker holds them against every
+// FinalReads reads every id a write was sent to once, after the faults
+// healed: part of the history, so the checker holds them against every
 // acknowledged write. A read whose answer is unknown is retried a few
-// times.
+// times. The reads go out on w.Clients connections, each id read by one of
+// them (client numbers from w.Clients up, apart from the load's).
 func (w Workload) FinalReads(ctx context.Context, h *History) {
-	client := &http.Client{Timeout: w.Timeout}
-	for _, id := range w.IDs {
-		for try := 0; try < 5 && ctx.Err() == nil; try++ {
-			op := Op{Client: w.Clients, Kind: Get, ID: id}
-			w.do(client, h, &op)
-			h.Add(op)
-			if op.Answer != Unknown {
-				break
-			}
-			time.Sleep(time.Second)
+	written := map[int64]bool{}
+	for _, op := range h.Ops() {
+		if op.Kind == Create || op.Kind == Update || op.Kind == Delete {
+			written[op.ID] = true
 		}
 	}
+	ids := make(chan int64)
+	var wg sync.WaitGroup
+	for c := range max(w.Clients, 1) {
+		wg.Go(func() {
+			client := &http.Client{Timeout: w.Timeout}
+			for id := range ids {
+				for try := 0; try < 5 && ctx.Err() == nil; try++ {
+					op := Op{Client: w.Clients + c, Kind: Get, ID: id}
+					w.do(client, h, &op)
+					h.Add(op)
+					if op.Answer != Unknown {
+						break
+					}
+					time.Sleep(time.Second)
+				}
+			}
+		})
+	}
+	for _, id := range slices.Sorted(maps.Keys(written)) {
+		ids <- id
+	}
+	close(ids)
+	wg.Wait()
 }
