@@ -116,6 +116,12 @@ func artifacts(t *testing.T, store string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The highly available database's etcd and Patroni run as the
+	// PostgreSQL server's user, in directories of their own under d: they
+	// must be able to reach them (MkdirTemp makes d 0700).
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			_ = os.RemoveAll(d)

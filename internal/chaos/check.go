@@ -23,12 +23,9 @@ type Verdict struct {
 	Partitions int // ids checked, one Porcupine search each
 	Largest    int // operations of the largest partition
 	Illegal    []IDHistory
-	// Excused are ids not linearizable with an operation during a fault
-	// whose lost commits reads may have seen (FaultRecord.ReadsUnbarriered).
-	Excused   []IDHistory
-	Undecided []IDHistory // timed out (or not reached before the total limit)
-	Took      time.Duration
-	HTML      []string // a visualisation per illegal id (the first few)
+	Undecided  []IDHistory // timed out (or not reached before the total limit)
+	Took       time.Duration
+	HTML       []string // a visualisation per illegal id (the first few)
 }
 
 // IDHistory is one id's history as the checker saw it.
@@ -105,11 +102,6 @@ func Check(ops []Op, win IDWindow, faults []FaultRecord, lim CheckLimits, dir st
 		v.Largest = max(v.Largest, len(part))
 		switch results[i] {
 		case porcupine.Illegal:
-			if excused(part, faults) {
-				v.Excused = append(v.Excused, p)
-				results[i] = porcupine.Ok
-				continue
-			}
 			v.Illegal = append(v.Illegal, p)
 		case porcupine.Unknown:
 			v.Undecided = append(v.Undecided, p)
@@ -143,22 +135,6 @@ func Check(ops []Op, win IDWindow, faults []FaultRecord, lim CheckLimits, dir st
 	slices.SortFunc(v.Undecided, func(a, b IDHistory) int { return b.Operations - a.Operations })
 	v.Took = time.Since(start)
 	return v, nil
-}
-
-// excused reports whether an operation of part overlaps a fault whose lost
-// commits reads may have seen.
-func excused(part []porcupine.Operation, faults []FaultRecord) bool {
-	for _, f := range faults {
-		if !f.ReadsUnbarriered {
-			continue
-		}
-		for _, op := range part {
-			if op.Call <= int64(f.End) && op.Input.(input).answered >= int64(f.Start) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // annotations shows each fault as a bar on the visualisation's timeline.

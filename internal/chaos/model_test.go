@@ -143,30 +143,3 @@ func TestCheckUndecided(t *testing.T) {
 		t.Fatalf("partitions %d, largest %d; want 2 and 41", v.Partitions, v.Largest)
 	}
 }
-
-// TestCheckExcused: an id not linearizable with an operation during an
-// operator's cancel (whose lost commits reads may see) is excused, not
-// failed; the same history with the cancel elsewhere fails.
-func TestCheckExcused(t *testing.T) {
-	p := Plant{ID: 7, Name: "p7-0", Tag: "green"}
-	ops := []Op{
-		{Kind: Create, ID: 7, Name: p.Name, Tag: p.Tag, Answer: Unknown, Call: 0, Return: 10},
-		{Kind: Get, ID: 7, Got: p, Answer: OK, Call: 20, Return: 30},
-		{Kind: Get, ID: 7, Answer: NotFound, Call: 40, Return: 50},
-	}
-	during := []FaultRecord{{Name: "cancel+failover", Start: 5, End: 45, ReadsUnbarriered: true}}
-	v, err := Check(ops, IDWindow{First: 7, Size: 1}, during, CheckLimits{PerPartition: time.Minute}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Result != "Ok" || len(v.Excused) != 1 || v.Excused[0].ID != 7 || len(v.HTML) != 0 {
-		t.Fatalf("during the cancel: result %s, excused %v, visualisations %v; want Ok, id 7, none", v.Result, v.Excused, v.HTML)
-	}
-	elsewhere := []FaultRecord{{Name: "cancel+failover", Start: 100, End: 200, ReadsUnbarriered: true}}
-	if v, err = Check(ops, IDWindow{First: 7, Size: 1}, elsewhere, CheckLimits{PerPartition: time.Minute}, t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	if v.Result != "Illegal" || len(v.Excused) != 0 {
-		t.Fatalf("cancel elsewhere: result %s, excused %v; want Illegal, none", v.Result, v.Excused)
-	}
-}

@@ -57,12 +57,6 @@ type FaultRecord struct {
 	Down, Healed  time.Duration
 	ZeroFailures  bool // a rolling restart: no request may fail meanwhile
 	KillsInFlight bool // a replica dies with requests in flight: HAProxy's 502s are expected
-	// ReadsUnbarriered: commits an operator's cancel left on the primary
-	// alone are lost at this fault's failover; reads may have seen them
-	// (plantstore does not barrier reads, docs/reliability.md). An id not
-	// linearizable with an operation during this fault is excused; its
-	// acknowledged writes are still held by the survivor check.
-	ReadsUnbarriered bool
 }
 
 // Fault is one kind of fault.

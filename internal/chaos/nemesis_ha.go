@@ -75,7 +75,6 @@ var (
 		if err != nil {
 			return err
 		}
-		rec.ReadsUnbarriered = true
 		if err := leader.Repl.Blackhole(); err != nil {
 			return err
 		}

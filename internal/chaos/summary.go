@@ -125,9 +125,6 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 	for _, p := range v.Illegal {
 		fmt.Fprintf(&b, "  not linearizable: %s\n", p)
 	}
-	if len(v.Excused) > 0 {
-		fmt.Fprintf(&b, "  not linearizable but excused (an operation during an operator's cancel, whose lost commits reads may see): %d ids, e.g. %s\n", len(v.Excused), v.Excused[0])
-	}
 	for _, h := range v.HTML {
 		fmt.Fprintf(&b, "  visualisation: %s\n", h)
 	}

@@ -80,8 +80,10 @@ func TestStalledStandby(t *testing.T) {
 	if got := s.Stats(); got.OutlivedCommits != 1 || got.OrphanedCommits != 1 || got.UnreplicatedCommits != 0 {
 		t.Fatalf("Stats while the create's commit waits = %+v, want 1 outlived, 1 orphaned, 0 unreplicated", got)
 	}
-	if _, err := s.Get(ctx, p.ID); !errors.Is(err, plant.ErrNotFound) {
-		t.Fatalf("Get while the create's commit waits = %v, want ErrNotFound (404)", err)
+	// A read cannot tell whether what it sees is on the standby: it waits
+	// for it, and answers 503 at its deadline, not a 404 or a 200.
+	if _, err := s.Get(ctx, p.ID); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Get while the standby stalls = %v, want ErrUnavailable (503)", err)
 	}
 	if result, err := s.Create(ctx, p); !errors.Is(err, plant.ErrUnavailable) {
 		t.Fatalf("identical retry while the standby stalls = %v, %v, want ErrUnavailable (503)", result, err)
@@ -130,9 +132,10 @@ func TestOperatorCancelOfAWaitingCommit(t *testing.T) {
 }
 
 // (c) A row made local-only by a canceled wait is not the ground for a
-// 200, a 412 or a 404 while the standby stalls: an identical re-create
-// (Unchanged), a stale conditional update or delete all wait for the
-// standby and answer 503; once it resumes they answer as usual.
+// 200, a 412 or a 404 while the standby stalls: a read (Get, List), an
+// identical re-create (Unchanged), a stale conditional update or delete
+// all wait for the standby and answer 503; once it resumes they answer as
+// usual.
 func TestAnswersOnALocalOnlyRowWaitForTheStandby(t *testing.T) {
 	pair := pgtest.NewPair(t, haDB)
 	s := openHA(t, pair)
@@ -148,8 +151,16 @@ func TestAnswersOnALocalOnlyRowWaitForTheStandby(t *testing.T) {
 	if err := <-outcome; !errors.Is(err, plant.ErrUnavailable) {
 		t.Fatalf("Create whose wait was canceled = %v, want ErrUnavailable", err)
 	}
-	if got, err := s.Get(ctx, p.ID); err != nil || !got.Equal(p) {
-		t.Fatalf("Get of the local-only row = %+v, %v: the test needs it visible on the primary", got, err)
+	if n, err := pair.Primary.QueryInt(haDB, `SELECT count(*) FROM plants WHERE id = $1`, p.ID); n != 1 || err != nil {
+		t.Fatalf("the local-only row on the primary: %d, %v; the test needs it visible there", n, err)
+	}
+
+	// No read shows it: a failover would take it back.
+	if got, err := s.Get(ctx, p.ID); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Get of a local-only row = %+v, %v, want ErrUnavailable (503)", got, err)
+	}
+	if got, err := s.List(ctx, plant.ListQuery{Limit: 10}); !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("List over a local-only row = %+v, %v, want ErrUnavailable (503)", got, err)
 	}
 
 	if result, err := s.Create(ctx, p); !errors.Is(err, plant.ErrUnavailable) {
@@ -164,6 +175,12 @@ func TestAnswersOnALocalOnlyRowWaitForTheStandby(t *testing.T) {
 
 	pair.ResumeStandby(t)
 	waitFor(t, "the reads' commits", func() bool { return s.Stats().OrphanedCommits == 0 })
+	if got, err := s.Get(ctx, p.ID); err != nil || !got.Equal(p) {
+		t.Fatalf("Get after the standby resumed = %+v, %v, want %+v", got, err, p)
+	}
+	if got, err := s.List(ctx, plant.ListQuery{Limit: 10}); err != nil || len(got) != 1 || !got[0].Equal(p) {
+		t.Fatalf("List after the standby resumed = %+v, %v, want [%+v]", got, err, p)
+	}
 	if result, err := s.Create(ctx, p); result != plant.Unchanged || err != nil {
 		t.Fatalf("identical re-create after the standby resumed = %v, %v, want Unchanged", result, err)
 	}
@@ -299,8 +316,8 @@ func TestFailoverKeepsEveryAcknowledgedCreate(t *testing.T) {
 }
 
 // While half the pool holds commits whose callers left (a stalled
-// standby), writes are refused at once with 503, and the other half
-// serves reads and the readiness check.
+// standby), writes and reads (which wait for the standby too) are refused
+// at once with 503, and the other half serves the readiness check.
 func TestHalfThePoolForCommitsWaitingOnReplication(t *testing.T) {
 	pair := pgtest.NewPair(t, haDB)
 	s := openStore(t, Config{
@@ -327,8 +344,10 @@ func TestHalfThePoolForCommitsWaitingOnReplication(t *testing.T) {
 	if err := s.Delete(ctx, 3); !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, errBacklog) {
 		t.Fatalf("Delete with half the pool waiting = %v, want ErrUnavailable (503) for the backlog", err)
 	}
-	if got, err := s.Get(ctx, 3); err != nil || got.Name != "fern" {
-		t.Fatalf("Get with half the pool waiting = %+v, %v, want the plant", got, err)
+	// A read waits for the standby too (readBarrierSQL): it is refused at
+	// once rather than holding a connection of the other half.
+	if got, err := s.Get(ctx, 3); !errors.Is(err, plant.ErrUnavailable) || !errors.Is(err, errBacklog) {
+		t.Fatalf("Get with half the pool waiting = %+v, %v, want ErrUnavailable (503) for the backlog", got, err)
 	}
 	if err := s.Ping(ctx); err != nil {
 		t.Fatalf("Ping with half the pool waiting: %v", err)
@@ -413,4 +432,122 @@ func TestCreateLanesGoOnPastStalledCommits(t *testing.T) {
 	if result, err := s.Create(ctx, plant.Plant{ID: 3, Name: "fern"}); result != plant.Created || err != nil {
 		t.Fatalf("Create after the standby resumed = %v, %v, want Created", result, err)
 	}
+}
+
+// xidCounter turns autovacuum off on s's server (its analyses would take
+// transaction ids) and returns a reading of the next transaction id, which
+// counts the transactions that took one since: on a cluster of the test's
+// own, only the store's.
+func xidCounter(t *testing.T, s *Store) func() int64 {
+	t.Helper()
+	for _, sql := range []string{`ALTER SYSTEM SET autovacuum = off`, `SELECT pg_reload_conf()`} {
+		if _, err := s.pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() int64 {
+		var xid int64
+		if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&xid); err != nil {
+			t.Fatal(err)
+		}
+		return xid
+	}
+}
+
+// Reads write no WAL on a server without synchronous standbys: the read
+// barrier costs a single server nothing but the statement (no transaction
+// id, so no commit record and no flush).
+func TestReadsWriteNothingWithoutSynchronousStandbys(t *testing.T) {
+	s := openStore(t, Config{URL: pgtest.NewCluster(t).NewDatabase(t)})
+	p := plant.Plant{ID: 1, Name: "fern"}
+	if _, err := s.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	nextXID := xidCounter(t, s)
+	before := nextXID()
+	for range 20 {
+		if got, err := s.Get(ctx, p.ID); err != nil || !got.Equal(p) {
+			t.Fatalf("Get = %+v, %v", got, err)
+		}
+		if _, err := s.Get(ctx, 2); !errors.Is(err, plant.ErrNotFound) {
+			t.Fatalf("Get of a missing plant = %v, want ErrNotFound", err)
+		}
+		if got, err := s.List(ctx, plant.ListQuery{Limit: 10}); err != nil || len(got) != 1 {
+			t.Fatalf("List = %+v, %v", got, err)
+		}
+	}
+	if after := nextXID(); after != before {
+		t.Fatalf("60 reads took %d transaction ids on a server without synchronous standbys, want 0", after-before)
+	}
+}
+
+// With a synchronous standby every read's transaction writes the barrier
+// and commits past it, and still answers what is stored.
+func TestReadsWaitForTheStandbyPastWhatTheySaw(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openHA(t, pair)
+	p := plant.Plant{ID: 1, Name: "fern"}
+	if _, err := s.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	nextXID := xidCounter(t, s)
+	before := nextXID()
+	if got, err := s.Get(ctx, p.ID); err != nil || !got.Equal(p) {
+		t.Fatalf("Get = %+v, %v, want %+v", got, err, p)
+	}
+	if _, err := s.Get(ctx, 2); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("Get of a missing plant = %v, want ErrNotFound", err)
+	}
+	if got, err := s.List(ctx, plant.ListQuery{Limit: 10}); err != nil || len(got) != 1 || !got[0].Equal(p) {
+		t.Fatalf("List = %+v, %v, want [%+v]", got, err, p)
+	}
+	// Each read took a transaction id of its own: the barrier's.
+	if got := nextXID() - before; got != 3 {
+		t.Fatalf("3 reads took %d transaction ids with a synchronous standby, want 3", got)
+	}
+}
+
+// A delete made local-only by a canceled wait is not the ground for a 404
+// while the standby stalls: a read, a repeated delete, an update and a
+// conditional delete of the missing plant wait for the standby and answer
+// 503; once it resumes they answer 404.
+func TestAnswersOnALocalOnlyDeleteWaitForTheStandby(t *testing.T) {
+	pair := pgtest.NewPair(t, haDB)
+	s := openHA(t, pair)
+	p := plant.Plant{ID: 1, Name: "fern"}
+	if _, err := s.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	slow := openStore(t, Config{URL: pair.MultiHostURL(haDB), StatementTimeout: time.Minute})
+
+	pair.StallStandby(t)
+	outcome := make(chan error, 1)
+	go func() { outcome <- slow.Delete(ctx, p.ID) }()
+	cancelWaitingCommits(t, pair, 1)
+	if err := <-outcome; !errors.Is(err, plant.ErrUnavailable) {
+		t.Fatalf("Delete whose wait was canceled = %v, want ErrUnavailable", err)
+	}
+	if n, err := pair.Primary.QueryInt(haDB, `SELECT count(*) FROM plants WHERE id = $1`, p.ID); n != 0 || err != nil {
+		t.Fatalf("the plant on the primary: %d, %v; the test needs its delete visible there", n, err)
+	}
+
+	answers := func(want error) {
+		t.Helper()
+		if _, err := s.Get(ctx, p.ID); !errors.Is(err, want) {
+			t.Fatalf("Get = %v, want %v", err, want)
+		}
+		if err := s.Delete(ctx, p.ID); !errors.Is(err, want) {
+			t.Fatalf("Delete = %v, want %v", err, want)
+		}
+		if err := s.Replace(ctx, plant.Plant{ID: 1, Name: "new"}, nil); !errors.Is(err, want) {
+			t.Fatalf("Replace = %v, want %v", err, want)
+		}
+		if err := s.DeleteMatching(ctx, p); !errors.Is(err, want) {
+			t.Fatalf("DeleteMatching = %v, want %v", err, want)
+		}
+	}
+	answers(plant.ErrUnavailable)
+	pair.ResumeStandby(t)
+	waitFor(t, "the answers' commits", func() bool { return s.Stats().OrphanedCommits == 0 })
+	answers(plant.ErrNotFound)
 }

@@ -217,7 +217,17 @@ ON CONFLICT (id) DO NOTHING`
 	// own commit: once it returns, the row is as durable as a fresh
 	// commit. A key-share lock blocks only a delete of the row.
 	durableGetSQL = `SELECT name, tag FROM plants WHERE id = $1 FOR KEY SHARE`
-	deleteSQL     = `DELETE FROM plants WHERE id = $1`
+	// readBarrierSQL follows every read in the read's own transaction (one
+	// round trip: a batch is one implicit transaction). With synchronous
+	// standbys configured it writes a WAL record (a transactional logical
+	// message, which needs no privilege and no logical decoding), so the
+	// read's commit waits for the standbys up to a point past every commit
+	// the read saw: a row, or the absence of one, that a canceled wait left
+	// on the primary only is not answered until the standbys have it, and a
+	// failover cannot take back what a read showed. Without synchronous
+	// standbys it writes nothing, and a read costs no WAL flush.
+	readBarrierSQL = `SELECT pg_logical_emit_message(true, 'plantstore', '') WHERE current_setting('synchronous_standby_names') <> ''`
+	deleteSQL      = `DELETE FROM plants WHERE id = $1`
 
 	// The two list statements seek an index to the cursor and read one
 	// page, whatever the table's size and the tag's frequency. The cursor
@@ -299,24 +309,35 @@ func (s *Store) getDurably(ctx context.Context, conn *pgx.Conn, id int64) (p pla
 	return p, err == nil, err
 }
 
-// Get implements plant.Store.
+// Get implements plant.Store. The read runs as a commit (see commit.go and
+// readBarrierSQL): its answer is never a state a failover can take back.
 func (s *Store) Get(ctx context.Context, id int64) (plant.Plant, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	p := plant.Plant{ID: id}
-	err := s.pool.QueryRow(ctx, getSQL, id).Scan(&p.Name, &p.Tag)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return plant.Plant{}, plant.ErrNotFound
-	}
+	found := false
+	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
+			err := br.QueryRow().Scan(&p.Name, &p.Tag)
+			found = err == nil
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		}, getSQL, id)
+	})
 	if err != nil {
 		return plant.Plant{}, failed("get", err)
+	}
+	if !found {
+		return plant.Plant{}, plant.ErrNotFound
 	}
 	return p, nil
 }
 
 // List implements plant.Store with keyset paging: the primary key, or the
 // (md5(tag), id) index for a tag, is sought to the cursor, so a deep page costs
-// what the first one does.
+// what the first one does. Like Get, it runs as a commit with readBarrierSQL.
 func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
@@ -327,25 +348,48 @@ func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, err
 		}
 		from = *q.After + 1
 	}
-	var rows pgx.Rows
-	var err error
-	if q.Tag == nil {
-		rows, err = s.pool.Query(ctx, listSQL, q.Limit, from)
-	} else {
-		rows, err = s.pool.Query(ctx, listTagSQL, q.Limit, *q.Tag, from)
+	sql, args := listSQL, []any{q.Limit, from}
+	if q.Tag != nil {
+		sql, args = listTagSQL, []any{q.Limit, *q.Tag, from}
 	}
-	if err != nil {
-		return nil, failed("list", err)
-	}
-	plants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (plant.Plant, error) {
-		var p plant.Plant
-		err := row.Scan(&p.ID, &p.Name, &p.Tag)
-		return p, err
+	var plants []plant.Plant
+	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			plants, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (plant.Plant, error) {
+				var p plant.Plant
+				err := row.Scan(&p.ID, &p.Name, &p.Tag)
+				return p, err
+			})
+			return err
+		}, sql, args...)
 	})
 	if err != nil {
 		return nil, failed("list", err)
 	}
 	return plants, nil
+}
+
+// readThenBarrier sends sql and readBarrierSQL as one batch, one implicit
+// transaction, has read take sql's result, and returns once the
+// transaction has ended: committed, and with synchronous standbys
+// replicated (the caller's commit checks the server's warning).
+func readThenBarrier(ctx context.Context, conn *pgx.Conn, read func(pgx.BatchResults) error, sql string, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	b.Queue(readBarrierSQL)
+	br := conn.SendBatch(ctx, b)
+	err := read(br)
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Delete implements plant.Store. The delete runs as a commit (see
@@ -356,7 +400,9 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 	var deleted int64
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		tag, err := conn.Exec(ctx, deleteSQL, id)
-		deleted = tag.RowsAffected()
+		if deleted = tag.RowsAffected(); err == nil && deleted == 0 {
+			err = barrier(ctx, conn)
+		}
 		return err
 	})
 	if err != nil {

@@ -34,7 +34,7 @@ func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) 
 		if match == nil {
 			tag, err := conn.Exec(ctx, updateSQL, p.ID, p.Name, p.Tag)
 			if err == nil && tag.RowsAffected() == 0 {
-				answer = plant.ErrNotFound
+				answer, err = plant.ErrNotFound, barrier(ctx, conn)
 			}
 			return err
 		}
@@ -70,16 +70,25 @@ func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
 
 // whyNoRow names the answer of a conditional write that matched no row:
 // the plant is missing, or it is there and differs from the precondition.
-// Its statement commits, and runs inside the caller's check of the
+// Its statements commit, and run inside the caller's check of the
 // canceled wait's warning.
 func whyNoRow(ctx context.Context, conn *pgx.Conn, id int64) (answer, err error) {
 	var one int
 	err = conn.QueryRow(ctx, existsSQL, id).Scan(&one)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return plant.ErrNotFound, nil
+		return plant.ErrNotFound, barrier(ctx, conn)
 	case err != nil:
 		return nil, err
 	}
 	return plant.ErrPreconditionFailed, nil
+}
+
+// barrier commits readBarrierSQL on conn: with synchronous standbys, once
+// it returns they hold every commit that conn's statements before it saw.
+// A 404 decided on a missing row waits for it, as a read does: the delete
+// that made the row missing may be on the primary only.
+func barrier(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, readBarrierSQL)
+	return err
 }
