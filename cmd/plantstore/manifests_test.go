@@ -309,9 +309,9 @@ func TestManifestPathsAreServed(t *testing.T) {
 }
 
 // TestMonitoringReadsExportedSeries checks every metric and label value the
-// alert rules and the dashboard select against a real scrape of the
-// program, after a create: a misspelt metric or label would make an alert
-// that never fires.
+// alert rules and the dashboard select against real scrapes of the
+// program (on bolt with webhooks after a create, and on postgres): a
+// misspelt metric or label would make an alert that never fires.
 func TestMonitoringReadsExportedSeries(t *testing.T) {
 	s := startServer(t, webhooksConfig(t)) // the alerts read the webhook metrics too
 	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
@@ -354,6 +354,16 @@ func TestMonitoringReadsExportedSeries(t *testing.T) {
 		t.Fatalf("GET %s: %d", metricsPath, code)
 	}
 	series := scrapedSeries(t, body)
+	// The postgres store's own series (its commits waiting on replication)
+	// come from a program on postgres, scraped the same way.
+	pg := startServer(t, postgresConfig(t))
+	code, body = adminGet(t, pg, metricsPath, http.Header{"Accept": {string(expfmt.NewFormat(expfmt.TypeTextPlain))}})
+	if code != http.StatusOK {
+		t.Fatalf("GET %s on postgres: %d", metricsPath, code)
+	}
+	for name, sets := range scrapedSeries(t, body) {
+		series[name] = append(series[name], sets...)
+	}
 
 	for _, expr := range exprs {
 		sels, err := k8stest.Selectors(expr)
