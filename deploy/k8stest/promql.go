@@ -22,7 +22,7 @@ type Matcher struct {
 // Selectors returns the vector selectors of a PromQL expression: enough of
 // PromQL to tell which metrics and label values a rule or a dashboard panel
 // reads. Prometheus's own parser would be the exact tool, but its module
-// pulls in versions the module proxy refuses (DESIGN §10); promtool checks
+// pulls in module versions the Go module proxy refuses; promtool checks
 // the syntax of the rules, this only names what they read.
 func Selectors(expr string) ([]Selector, error) {
 	toks, err := lexPromQL(expr)

@@ -316,7 +316,7 @@ func killServer(postmaster int) {
 		return
 	}
 	// Not a group of its own: stop every process, then kill them.
-	pids := append(children(postmaster), postmaster)
+	pids := append(pgtest.Children(postmaster), postmaster)
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGSTOP)
 	}
@@ -342,43 +342,7 @@ func (n *PatroniNode) WALReceiverPID() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return childWithTitle(postmaster, "walreceiver")
-}
-
-// childWithTitle is the child of parent whose command line holds title.
-func childWithTitle(parent int, title string) (int, error) {
-	for _, pid := range children(parent) {
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if strings.Contains(string(cmdline), title) {
-			return pid, nil
-		}
-	}
-	return 0, fmt.Errorf("no %s process under %d", title, parent)
-}
-
-// children are the processes whose parent is parent.
-func children(parent int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) >= 2 && fields[1] == strconv.Itoa(parent) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return pgtest.ChildWithTitle(postmaster, "walreceiver")
 }
 
 // Member is a node as Patroni's /cluster describes it.

@@ -178,22 +178,27 @@ func startCluster(port int, tcp bool) (c *Cluster, err error) {
 	if tcp {
 		settings = append(settings, "listen_addresses = '127.0.0.1'") // the later line wins
 	}
-	conf := strings.Join(settings, "\n")
-	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	_, err = f.WriteString("\n# pgtest\n" + conf + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := c.appendConf("pgtest", settings...); err != nil {
 		return nil, err
 	}
 	if err := c.Start(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// appendConf adds settings to the server's postgresql.conf under a
+// comment: a later line wins over an earlier one of the same setting.
+func (c *Cluster) appendConf(comment string, settings ...string) error {
+	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("\n# " + comment + "\n" + strings.Join(settings, "\n") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }

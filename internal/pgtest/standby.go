@@ -2,7 +2,6 @@ package pgtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -103,15 +102,7 @@ func startStandby(primary *Cluster) (c *Cluster, err error) {
 	}
 	// The copied postgresql.conf names the primary's socket directory: the
 	// later line wins.
-	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	_, err = f.WriteString("\n# pgtest standby\nunix_socket_directories = '" + dir + "'\nwal_receiver_status_interval = 1s\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := c.appendConf("pgtest standby", "unix_socket_directories = '"+dir+"'", "wal_receiver_status_interval = 1s"); err != nil {
 		return nil, err
 	}
 	if err := c.Start(); err != nil {
@@ -170,30 +161,7 @@ func (c *Cluster) walReceiverPID() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(postmaster) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(string(cmdline), "walreceiver") {
-			return pid, nil
-		}
-	}
-	return 0, errors.New("no walreceiver process")
+	return ChildWithTitle(postmaster, "walreceiver")
 }
 
 // postmasterPID reads the server's process id from postmaster.pid.

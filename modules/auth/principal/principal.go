@@ -20,8 +20,8 @@ const (
 )
 
 // Scopes are every scope an operation may require: the names a tokens
-// file or a scope mapping may grant. A new one is added here and in
-// DESIGN §12.
+// file or a scope mapping may grant. A new one is added here and to the
+// README's "Scopes" paragraph.
 var Scopes = []string{ScopePlantsRead, ScopePlantsWrite}
 
 // Principal is an authenticated caller. Authenticators build one per
