@@ -18,7 +18,6 @@ import (
 	"github.com/plantstore/plantstore/internal/buildinfo"
 	"github.com/plantstore/plantstore/internal/cli"
 	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/plants"
 )
 
 // printVersion is the "version" subcommand.
@@ -195,13 +194,7 @@ func completion(args []string, stdout, stderr io.Writer) int {
 func completionCommands() []cli.Command {
 	var cfg config
 	server := newFlagSet(&cfg)
-	var migrateCfg struct {
-		Plants       plants.Config
-		StartTimeout time.Duration
-	}
-	migrateFS := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	migrateCfg.Plants.RegisterFlags(migrateFS)
-	registerStartTimeout(migrateFS, &migrateCfg.StartTimeout)
+	migrateFS := migrateFlags(&migrateConfig{})
 	healthFS, _ := healthcheckFlags()
 	commands := []cli.Command{
 		{Flags: append(cli.FlagNames(server), "--help", "--version")},

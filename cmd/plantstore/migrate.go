@@ -26,13 +26,8 @@ import (
 // memory has no schema and is refused. Exit codes as for a start: 0 done,
 // 2 for a bad flag or a failed migration, with one line on stderr.
 func migrate(args []string, stdout, stderr io.Writer) int {
-	var cfg struct {
-		Plants       plants.Config
-		StartTimeout time.Duration
-	}
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	cfg.Plants.RegisterFlags(fs)
-	registerStartTimeout(fs, &cfg.StartTimeout)
+	var cfg migrateConfig
+	fs := migrateFlags(&cfg)
 	settings, err := parseFlags(fs, args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -75,4 +70,19 @@ func migrateStore(ctx context.Context, cfg plants.Config) error {
 	default:
 		return fmt.Errorf("--store %s keeps no schema: nothing to migrate", cfg.Store)
 	}
+}
+
+// migrateConfig is what the migrate command reads from its flags.
+type migrateConfig struct {
+	Plants       plants.Config
+	StartTimeout time.Duration
+}
+
+// migrateFlags is the migrate command's flag set, filling cfg: the command
+// and its shell completion both use it.
+func migrateFlags(cfg *migrateConfig) *flag.FlagSet {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	cfg.Plants.RegisterFlags(fs)
+	registerStartTimeout(fs, &cfg.StartTimeout)
+	return fs
 }
