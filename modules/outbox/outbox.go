@@ -6,7 +6,8 @@
 // that keeps an outbox (bolt in the plants file, PostgreSQL in the plants
 // database) implements Store, owning its schema and its queries; the suite in
 // outboxtest holds every one of them to the same semantics. The package
-// knows no store and no sender.
+// knows no store and no sender. The stores also keep, in changelog.go, the
+// log of every change (ChangeLog), which a change feed follows.
 package outbox
 
 import (
@@ -26,7 +27,13 @@ type Delivery struct {
 	// attempt, so that a receiver can drop a duplicate.
 	ID       string
 	Endpoint string
-	Body     []byte // the exact bytes sent and signed
+	// Kind and Version are the change's, Version as its commit gave it
+	// (see Committed); CreatedAt is that commit's time.
+	Kind    Kind
+	Version int64
+	// Body is the event's data as the plan wrote it (see Event): a sender
+	// sends it as is, or wrapped in an envelope with Kind and Version.
+	Body []byte
 	// TraceParent is the create's W3C traceparent, so that the delivery
 	// joins its trace; "" when the create was not traced.
 	TraceParent string
@@ -71,15 +78,16 @@ type Event struct {
 type Row struct {
 	ID       string // the webhook-id: NewID()
 	Plant    int64  // the plant whose change the event announces
+	Kind     Kind   // the change's
 	Endpoint string
 	Event    Event
 	Leased   bool
 }
 
-// Delivery is the leased row's first attempt, created at the given time.
-func (r Row) Delivery(created time.Time) Delivery {
-	return Delivery{ID: r.ID, Endpoint: r.Endpoint, Body: r.Event.Body, TraceParent: r.Event.TraceParent,
-		CreatedAt: created, Attempt: 1}
+// Delivery is the leased row's first attempt, in the commit c.
+func (r Row) Delivery(c Committed) Delivery {
+	return Delivery{ID: r.ID, Endpoint: r.Endpoint, Kind: r.Kind, Version: c.Version, Body: r.Event.Body,
+		TraceParent: r.Event.TraceParent, CreatedAt: c.At, Attempt: 1}
 }
 
 // Outbox is where deliveries wait.
@@ -88,8 +96,10 @@ type Outbox interface {
 	// claimed delivery is not claimed again until it is settled or lease
 	// has passed (its sender may have died). Each claim is an attempt.
 	Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]Delivery, error)
-	// Delivered removes ds: their endpoints have them. One call settles
-	// many, so that a busy sender does not pay a commit per event.
+	// Delivered settles ds: their endpoints have them. They are no longer
+	// attempted, and are kept (for Replay) until Prune removes them. One
+	// call settles many, so that a busy sender does not pay a commit per
+	// event.
 	Delivered(ctx context.Context, ds []Delivery) error
 	// Retry makes d due again after the given wait, recording why its
 	// attempt failed. A sender whose lease passed and whose delivery was
@@ -112,6 +122,18 @@ type Outbox interface {
 	DropExcept(ctx context.Context, keep []string) (map[string]int, error)
 	// Stats describes the deliveries of every endpoint that has any.
 	Stats(ctx context.Context) (map[string]Stats, error)
+	// Replay makes endpoint's delivered events whose change was committed
+	// at or after since due again, at most limit of them, oldest first,
+	// with their webhook-ids, bodies and versions as first sent, and their
+	// attempts counted from zero; it returns how many it made due. An
+	// event pending already, or dead, is left as it is, so a replay run
+	// twice sends each event once more at most. A receiver that lost data
+	// gets back what the retention window still holds.
+	Replay(ctx context.Context, endpoint string, since time.Time, limit int) (int, error)
+	// Prune removes the delivered events whose change was committed before
+	// before (the retention window's start) and returns how many. Pending
+	// events and dead letters are never pruned.
+	Prune(ctx context.Context, before time.Time) (int, error)
 }
 
 // ErrNotFound means no dead letter has the id.

@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -107,7 +106,7 @@ func (d *Dispatcher) giveBack(dl outbox.Delivery, reason string) {
 // as it writes, a row is claimed for a handoff where there is room, and
 // written hands the claimed rows of the created plants to their workers
 // and gives back the rest of the room.
-func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outbox.Row, written func(created map[int64]struct{}, err error)) {
+func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outbox.Row, written func(created map[int64]outbox.Committed, err error)) {
 	endpoints := d.Subscribed()
 	if len(changes) == 0 || len(endpoints) == 0 {
 		return nil, nil // no event to build
@@ -131,14 +130,13 @@ func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outb
 	if !claims {
 		return rows, nil
 	}
-	return rows, func(created map[int64]struct{}, err error) {
-		now := time.Now()
+	return rows, func(created map[int64]outbox.Committed, err error) {
 		for i, w := range reserved {
 			if w == nil {
 				continue
 			}
-			if _, ok := created[rows[i].Plant]; err == nil && ok {
-				w.handOff(rows[i].Delivery(now))
+			if c, ok := created[rows[i].Plant]; err == nil && ok {
+				w.handOff(rows[i].Delivery(c))
 			} else {
 				w.release()
 			}

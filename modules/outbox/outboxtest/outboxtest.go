@@ -82,7 +82,7 @@ type planned struct {
 // NewWriter hooks s's outbox (lease: see outbox.Store.OnChange).
 func NewWriter(s Subject, lease time.Duration) *Writer {
 	w := &Writer{s: s}
-	s.Outbox.OnChange(lease, func(changes []outbox.Change, claims bool) ([]outbox.Row, func(map[int64]struct{}, error)) {
+	s.Outbox.OnChange(lease, func(changes []outbox.Change, claims bool) ([]outbox.Row, func(map[int64]outbox.Committed, error)) {
 		var rows []outbox.Row
 		for _, c := range changes {
 			for _, ep := range w.next.endpoints {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -358,3 +359,11 @@ func (o *Outbox) Stats(context.Context) (map[string]outbox.Stats, error) {
 func (o *Outbox) view(fn func(tx *bolt.Tx) error) error {
 	return o.store.ViewDurable(func(tx *bolt.Tx, _ int) error { return fn(tx) })
 }
+
+// Replay implements outbox.Outbox. Not yet: delivered events are removed.
+func (o *Outbox) Replay(context.Context, string, time.Time, int) (int, error) {
+	return 0, errors.ErrUnsupported
+}
+
+// Prune implements outbox.Outbox. Not yet: delivered events are removed.
+func (o *Outbox) Prune(context.Context, time.Time) (int, error) { return 0, nil }

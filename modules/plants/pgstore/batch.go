@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/plantstore/plantstore/internal/batching"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -306,7 +307,7 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating)
 		ids[i], names[i], tags[i] = c.Plant.ID, c.Plant.Name, c.Plant.Tag
 	}
 	sql, args := batchSQL, []any{ids, names, tags}
-	var done func(map[int64]struct{}, error)
+	var done func(map[int64]outbox.Committed, error)
 	if s.onCreate != nil {
 		var hookArgs []any
 		if hookArgs, done = s.onCreate.Args(creating); hookArgs != nil {
@@ -322,7 +323,11 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating)
 		created = nil
 	}
 	if done != nil {
-		done(created, err)
+		committed := make(map[int64]outbox.Committed, len(created))
+		for id := range created {
+			committed[id] = outbox.Committed{At: time.Now()}
+		}
+		done(committed, err)
 	}
 	return created, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -32,8 +33,8 @@ func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
 	var told []int64 // the ids done heard of, from statements that ended well
 	s.OnCreate(CreateHook{
 		SQL: `INSERT INTO test_outbox SELECT c.id, n.name FROM created c JOIN unnest($1::bigint[], $2::text[]) AS n(id, name) ON n.id = c.id`,
-		Args: func([]Creating) ([]any, func(map[int64]struct{}, error)) {
-			return []any{}, func(created map[int64]struct{}, err error) {
+		Args: func([]Creating) ([]any, func(map[int64]outbox.Committed, error)) {
+			return []any{}, func(created map[int64]outbox.Committed, err error) {
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
@@ -158,8 +159,8 @@ END $$`); err != nil {
 	var failures atomic.Int64
 	s.OnCreate(CreateHook{ // the shared statement fails; the lanes' lone creates pass
 		SQL: `INSERT INTO test_outbox SELECT id FROM created WHERE test_not_now(cardinality($1::bigint[]))`,
-		Args: func([]Creating) ([]any, func(map[int64]struct{}, error)) {
-			return []any{}, func(_ map[int64]struct{}, err error) {
+		Args: func([]Creating) ([]any, func(map[int64]outbox.Committed, error)) {
+			return []any{}, func(_ map[int64]outbox.Committed, err error) {
 				if err != nil {
 					failures.Add(1)
 				}

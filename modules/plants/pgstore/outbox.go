@@ -80,7 +80,7 @@ FROM webhook_deliveries GROUP BY endpoint`
 // of its own: a round trip and a row version fewer per event. plan's
 // written, unless nil, is told how the statement ended (see CreateHook).
 func (o *Outbox) OnChange(lease time.Duration, plan outbox.Plan) {
-	o.store.OnCreate(CreateHook{SQL: pgWriteSQL, Args: func(creating []Creating) ([]any, func(map[int64]struct{}, error)) {
+	o.store.OnCreate(CreateHook{SQL: pgWriteSQL, Args: func(creating []Creating) ([]any, func(map[int64]outbox.Committed, error)) {
 		changes := make([]outbox.Change, len(creating))
 		for i, c := range creating {
 			changes[i] = outbox.Change{Ctx: c.Ctx, Kind: outbox.Created, After: c.Plant}
@@ -230,3 +230,11 @@ func (o *Outbox) Stats(ctx context.Context) (map[string]outbox.Stats, error) {
 	})
 	return out, err
 }
+
+// Replay implements outbox.Outbox. Not yet: delivered events are removed.
+func (o *Outbox) Replay(context.Context, string, time.Time, int) (int, error) {
+	return 0, errors.ErrUnsupported
+}
+
+// Prune implements outbox.Outbox. Not yet: delivered events are removed.
+func (o *Outbox) Prune(context.Context, time.Time) (int, error) { return 0, nil }

@@ -126,7 +126,7 @@ func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
 	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	mine := outbox.Row{ID: id, Plant: 3, Endpoint: "b", Event: event(4), Leased: true}.Delivery(time.Now())
+	mine := outbox.Row{ID: id, Plant: 3, Endpoint: "b", Event: event(4), Leased: true}.Delivery(outbox.Committed{At: time.Now()})
 	if err := box.Retry(ctx, mine, 0, "answered 500"); err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -106,7 +107,7 @@ type Store struct {
 // of its own), so that only the one at fault fails.
 type CreateHook struct {
 	SQL  string
-	Args func(creating []Creating) (args []any, done func(created map[int64]struct{}, err error))
+	Args func(creating []Creating) (args []any, done func(created map[int64]outbox.Committed, err error))
 }
 
 // Creating is a plant a statement may insert, with the context of the

@@ -1,0 +1,68 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// Cursor is a position in a store's change log: the changes after it are
+// the ones a follower has not seen. Cursors are totally ordered (Tx, then
+// Version) and the same on every replica of a postgres store. Tx is the
+// committing transaction's id on postgres (a change is shown once every
+// transaction that could commit before it has ended, so none appears
+// behind a cursor already given out), and zero on a store whose commits
+// are serial (bolt, memory), which orders by Version alone. The zero
+// Cursor is before every change.
+type Cursor struct {
+	Tx      uint64
+	Version int64
+}
+
+// Less reports whether c is before d.
+func (c Cursor) Less(d Cursor) bool {
+	if c.Tx != d.Tx {
+		return c.Tx < d.Tx
+	}
+	return c.Version < d.Version
+}
+
+// Record is one committed change as the log keeps it.
+type Record struct {
+	Cursor  Cursor
+	Kind    Kind
+	Version int64 // as Committed.Version: of one plant, increasing
+	// Plant is the plant after the change; for Deleted, its ID only.
+	Plant plant.Plant
+	At    time.Time // the commit's time
+}
+
+// ChangeLog is a store's log of every change it commits, written in the
+// change's own commit, kept for the retention window. It serves the change
+// feed (GET /plants/changes) and is what a follower resumes from.
+type ChangeLog interface {
+	// Changes returns at most limit changes after the cursor, oldest first.
+	// A change is returned only once it is as durable as a read's answer
+	// (see the stores' read barriers), so a follower never sees what a
+	// fault can take back. A cursor older than the retention window fails
+	// with ErrCursorGone.
+	Changes(ctx context.Context, after Cursor, limit int) ([]Record, error)
+	// Head is the cursor of the newest change Changes can return now: a
+	// listing read after Head was taken, then the changes after it, miss
+	// nothing.
+	Head(ctx context.Context) (Cursor, error)
+	// Wait returns a channel closed at the next commit of a change by this
+	// process or, on postgres, by any replica (best effort: a follower also
+	// polls). Each call returns the channel for the next commit.
+	Wait() <-chan struct{}
+	// PruneChanges removes the changes committed before before and returns
+	// how many; a cursor at or before the newest removed one is gone.
+	PruneChanges(ctx context.Context, before time.Time) (int, error)
+}
+
+// ErrCursorGone means the cursor is older than the retention window: the
+// changes after it were pruned. The follower lists again and follows from
+// the listing's cursor.
+var ErrCursorGone = errors.New("outbox: the cursor is older than the change log's retention window")
