@@ -46,8 +46,10 @@ type Sender struct {
 type Params struct {
 	fx.In
 
-	Config   Config
-	Outbox   outbox.Store `optional:"true"`
+	Config Config
+	Outbox outbox.Store `optional:"true"`
+	// Changes wakes the dispatcher at each change the store commits.
+	Changes  outbox.ChangeLog `optional:"true"`
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	Log      *zap.Logger
@@ -76,7 +78,11 @@ func New(p Params) (*Sender, error) {
 	if box == nil {
 		return nil, ErrNoOutbox
 	}
-	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
+	var opts []Option
+	if p.Changes != nil {
+		opts = append(opts, WakeOn(p.Changes))
+	}
+	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log, opts...)
 	Hook(box, d)
 	src := NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
 	p.LC.Append(fx.Hook{OnStart: d.Start, OnStop: d.Stop})
