@@ -58,6 +58,12 @@ func endpoint(t *testing.T, name, url string, secrets ...string) Endpoint {
 
 func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 	t.Helper()
+	return startSenderWith(t, cfg, nil, eps...)
+}
+
+// startSenderWith is startSender with the dispatcher's options.
+func startSenderWith(t *testing.T, cfg Config, opts []Option, eps ...Endpoint) *testSender {
+	t.Helper()
 	store, err := boltstore.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +73,7 @@ func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 		t.Fatal(err)
 	}
 	box := store.Outbox()
-	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
+	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
 	Hook(box, d)
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
