@@ -51,8 +51,14 @@ func TestEnvelopesAreExactAndTheSameOnEveryAttempt(t *testing.T) {
 				t.Errorf("envelope of %v, attempt %d:\n got %s, %v\nwant %s", c.dl.Kind, attempt, got, err, c.want)
 			}
 		}
-		if got, _ := payload(Endpoint{Format: FormatOrigin}, c.dl); string(got) != string(c.dl.Body) {
+		webhookstest.CheckEventSchema(t, kindOf(c.dl).String(), []byte(c.want))
+		got, _ := payload(Endpoint{Format: FormatOrigin}, c.dl)
+		if string(got) != string(c.dl.Body) {
 			t.Errorf("origin body of %v = %s, want the data as is %s", c.dl.Kind, got, c.dl.Body)
+		}
+		if kindOf(c.dl) == outbox.Created {
+			webhookstest.CheckEventSchema(t, "plant.created", got)
+			webhookstest.CheckOriginSchema(t, got)
 		}
 	}
 	if want := `{"id":1,"name":"Rex éè 日本","tag":"<dog> & \"cat\""}`; string(created.Body) != want {
