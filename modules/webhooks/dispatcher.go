@@ -22,11 +22,11 @@ const statsInterval = 5 * time.Second
 // settleTimeout bounds recording an attempt's result in the outbox.
 const settleTimeout = 5 * time.Second
 
-// Delivered events leave the outbox in batches: at most every
-// settleInterval, or at once when maxSettleBatch are waiting. One write for
-// many keeps a busy sender from costing a commit (and on postgres a WAL
-// flush) per event; an event whose removal a crash prevents is sent again,
-// which at-least-once allows.
+// Delivered events are settled in batches: at most every settleInterval,
+// or at once when maxSettleBatch are waiting. One write for many keeps a
+// busy sender from costing a commit (and on postgres a WAL flush) per
+// event; an event whose settling a crash prevents is sent again, which
+// at-least-once allows.
 const (
 	settleInterval = 50 * time.Millisecond
 	maxSettleBatch = 256
@@ -71,7 +71,7 @@ type Dispatcher struct {
 	loops    sync.WaitGroup
 
 	deliveredMu sync.Mutex
-	delivered   []outbox.Delivery // to remove from the outbox
+	delivered   []outbox.Delivery // to settle as delivered in the outbox
 	settleNow   chan struct{}     // a full batch is waiting
 	lastSettle  chan struct{}     // closed once the loops are done: settle the rest and stop
 	settlerDone chan struct{}
@@ -455,7 +455,7 @@ func (d *Dispatcher) judge(w *worker, endpoint string, r attemptResult, probe bo
 	}
 }
 
-// settleLater queues a delivered event for removal from the outbox.
+// settleLater queues a delivered event to be settled in the outbox.
 func (d *Dispatcher) settleLater(dl outbox.Delivery) {
 	d.deliveredMu.Lock()
 	d.delivered = append(d.delivered, dl)
@@ -469,8 +469,8 @@ func (d *Dispatcher) settleLater(dl outbox.Delivery) {
 	}
 }
 
-// settleDelivered removes delivered events from the outbox in batches
-// until the stop, then removes the rest.
+// settleDelivered settles delivered events in the outbox in batches until
+// the stop, then settles the rest.
 func (d *Dispatcher) settleDelivered() {
 	defer close(d.settlerDone)
 	tick := time.NewTicker(settleInterval)
@@ -498,7 +498,7 @@ func (d *Dispatcher) settle() {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	if err := d.box.Delivered(ctx, batch); err != nil {
-		d.log.Warn("webhooks: could not remove delivered events from the outbox; they will be sent again",
+		d.log.Warn("webhooks: could not settle delivered events in the outbox; they will be sent again",
 			zap.Int("events", len(batch)), zap.Error(err))
 	}
 }
@@ -566,7 +566,7 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	return nil
 }
 
-// stopSettling removes what was delivered last and ends the settler; a
+// stopSettling settles what was delivered last and ends the settler; a
 // dispatcher that never started has none.
 func (d *Dispatcher) stopSettling() {
 	select {

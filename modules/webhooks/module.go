@@ -1,9 +1,11 @@
-// Package webhooks announces every new plant to the endpoints of the
-// webhooks file: the origin document's /plant/webhook, signed as Standard
-// Webhooks 1.0 says, retried with backoff for about a day, then kept as a
-// dead letter. The event is written in the plant's own commit (an outbox,
-// see package outbox), so it is sent at least once after a crash at any
-// instant; on postgres several replicas share the work through leases.
+// Package webhooks announces the plants' changes to the endpoints of the
+// webhooks file: every new plant as the origin document's /plant/webhook,
+// and, to an endpoint that asks for envelopes, every create, update and
+// delete with its version; signed as Standard Webhooks 1.0 says, retried
+// with backoff for about a day, then kept as a dead letter. The event is
+// written in the change's own commit (an outbox, see package outbox), so it
+// is sent at least once after a crash at any instant; on postgres several
+// replicas share the work through leases.
 package webhooks
 
 import (
@@ -56,8 +58,8 @@ type Params struct {
 	LC       fx.Lifecycle
 }
 
-// New reads the webhooks file, hooks the store so that every create writes
-// its event, and schedules the dispatcher and the file's watch to start
+// New reads the webhooks file, hooks the store so that every change writes
+// its events, and schedules the dispatcher and the file's watch to start
 // after the store (postgres migrations included) and to stop before it.
 // Without a file it returns nil.
 func New(p Params) (*Sender, error) {
