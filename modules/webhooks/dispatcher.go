@@ -22,6 +22,11 @@ const statsInterval = 5 * time.Second
 // settleTimeout bounds recording an attempt's result in the outbox.
 const settleTimeout = 5 * time.Second
 
+// wakeGap is the least time between two wakes by the store's changes: a
+// change is claimed at once, and a burst of them by one claim per endpoint
+// at most every wakeGap.
+const wakeGap = 20 * time.Millisecond
+
 // Delivered events are settled in batches: at most every settleInterval,
 // or at once when maxSettleBatch are waiting. One write for many keeps a
 // busy sender from costing a commit (and on postgres a WAL flush) per
@@ -191,6 +196,14 @@ func (d *Dispatcher) wakeOnChanges() {
 		next = d.waker.Wait()
 		for _, w := range *d.byName.Load() {
 			w.wakeUp()
+		}
+		// A busy store commits far more often than a claim is worth (on
+		// postgres every replica's commits wake every replica): the
+		// changes of one wakeGap wake the loops once, at its end.
+		select {
+		case <-d.stopping:
+			return
+		case <-time.After(wakeGap):
 		}
 	}
 }
