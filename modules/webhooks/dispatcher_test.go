@@ -61,8 +61,9 @@ func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 	return startSenderWith(t, cfg, nil, eps...)
 }
 
-// startSenderWith is startSender with the dispatcher's options.
-func startSenderWith(t *testing.T, cfg Config, opts []Option, eps ...Endpoint) *testSender {
+// startSenderWith is startSender with the dispatcher's options, which
+// options gives for the store.
+func startSenderWith(t *testing.T, cfg Config, options func(*boltstore.Store) []Option, eps ...Endpoint) *testSender {
 	t.Helper()
 	store, err := boltstore.Open(t.TempDir())
 	if err != nil {
@@ -73,6 +74,10 @@ func startSenderWith(t *testing.T, cfg Config, opts []Option, eps ...Endpoint) *
 		t.Fatal(err)
 	}
 	box := store.Outbox()
+	var opts []Option
+	if options != nil {
+		opts = options(store)
+	}
 	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
 	Hook(box, d)
 	if err := d.Start(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
@@ -52,7 +53,7 @@ func TestAChangeWakesTheEndpointsLoop(t *testing.T) {
 	cfg := testConfig()
 	cfg.PollInterval = time.Hour
 	changes := newFakeChanges()
-	s := startSenderWith(t, cfg, []Option{WakeOn(changes)}, endpoint(t, "crm", r.URL, secret))
+	s := startSenderWith(t, cfg, func(*boltstore.Store) []Option { return []Option{WakeOn(changes)} }, endpoint(t, "crm", r.URL, secret))
 	waitForFirstClaims(t, s.d)
 	for id := range int64(3) {
 		s.create(t, plant.Plant{ID: id + 1, Name: "fern"})
