@@ -160,4 +160,3 @@ func (s *Store) compact() {
 
 // Ping implements plant.Store; memory is always reachable.
 func (s *Store) Ping(context.Context) error { return nil }
-
