@@ -14,7 +14,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -22,7 +22,7 @@ import (
 // otherwise: no hook on the store, no goroutine, no route.
 var Module = fx.Module("webhooks",
 	fx.Provide(New),
-	fx.Provide(httpserver.AsAdminRoutes(func(s *Sender, log *zap.Logger) []httpserver.Route {
+	fx.Provide(httpapi.AsAdminRoutes(func(s *Sender, log *zap.Logger) []httpapi.Route {
 		if s == nil {
 			return nil
 		}
