@@ -35,6 +35,9 @@ func startPostgresSender(t *testing.T, cfg Config, eps ...Endpoint) (*pgstore.St
 	box := s.Outbox()
 	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
 	Hook(box, d)
+	if err := s.Start(ctx); err != nil { // before the dispatcher, as the program's hooks run
+		t.Fatal(err)
+	}
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

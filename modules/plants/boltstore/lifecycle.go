@@ -1,12 +1,19 @@
 package boltstore
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Open only builds: it opens and upgrades the file but spawns nothing. The
 // group committer's goroutine is spawned by Start, which the program calls
 // from its OnStart hook; Close (OnStop) commits what is queued and waits
-// for it to end. A store used without Fx needs no Start: its first write
-// starts the committer itself.
+// for it to end. Reads need no Start; a write before Start fails with
+// ErrNotStarted rather than wait for a committer that is not there.
+
+// ErrNotStarted is a write's error on a store that Start has not started:
+// a mistake of the program, not of the request.
+var ErrNotStarted = errors.New("boltstore: the store is not started: call Start before writing")
 
 // Start spawns the group committer's goroutine. It returns at once, and
 // calling it again does nothing. Its signature is an Fx start hook's.
@@ -15,10 +22,9 @@ func (s *Store) Start(context.Context) error {
 	return nil
 }
 
-// start spawns run, once: from Start, or from the first write.
+// start spawns run, once.
 func (c *committer) start() {
-	c.started.Do(func() {
-		c.spawned++
+	if c.started.CompareAndSwap(false, true) {
 		go c.run()
-	})
+	}
 }

@@ -69,8 +69,7 @@ type batcher struct {
 	queue      *batching.Queue[*pendingCreate]
 	stopped    sync.WaitGroup
 	lanes      int
-	started    sync.Once // spawns the lanes: see start (lifecycle.go)
-	spawned    int       // lanes start spawned, for the lifecycle test
+	started    atomic.Bool // the lanes were spawned, or close ran first: see start (lifecycle.go)
 }
 
 // newBatcher builds a batcher of lanes lanes; they start with start.
@@ -84,7 +83,9 @@ func newBatcher(s *Store, lanes int) *batcher {
 // already may or may not be stored (its statement is left to finish, see
 // commit.go), and an identical retry settles it.
 func (b *batcher) create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
-	b.start() // a no-op once started
+	if !b.started.Load() {
+		return 0, ErrNotStarted
+	}
 	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan createOutcome, 1)}
 	pc.watch.state.Store(queued)
 	if err := b.queue.Send(ctx, pc); err != nil {
@@ -119,7 +120,7 @@ func (pc *pendingCreate) answer(s *Store, result plant.CreateResult, err error) 
 
 // close runs the creates already queued, then stops the lanes.
 func (b *batcher) close() {
-	b.start() // after this no lane can be added while Wait runs
+	b.started.Store(true) // no lane can be spawned after this, while Wait runs
 	b.queue.Close()
 	b.stopped.Wait()
 }
