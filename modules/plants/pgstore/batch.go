@@ -64,12 +64,11 @@ type pendingCreate struct {
 type createOutcome = batching.Outcome[plant.CreateResult]
 
 type batcher struct {
-	s          *Store
-	statements atomic.Int64 // multi-row statements run, for tests
-	queue      *batching.Queue[*pendingCreate]
-	stopped    sync.WaitGroup
-	lanes      int
-	started    atomic.Bool // the lanes were spawned, or close ran first: see start (lifecycle.go)
+	s       *Store
+	queue   *batching.Queue[*pendingCreate]
+	stopped sync.WaitGroup
+	lanes   int
+	started atomic.Bool // the lanes were spawned, or close ran first: see start (lifecycle.go)
 }
 
 // newBatcher builds a batcher of lanes lanes; they start with start.
@@ -242,7 +241,6 @@ func (b *batcher) run(conn *pgx.Conn, batch []*pendingCreate) {
 		pc.answer(b.s, result, err)
 		return
 	}
-	b.statements.Add(1)
 	// In id order, every statement takes its row locks in one order, so
 	// two statements sharing ids (two lanes, two replicas) wait for each
 	// other instead of deadlocking.
