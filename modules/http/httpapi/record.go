@@ -43,9 +43,9 @@ func (rec *Record) Value(key any) any {
 	return rec.Context.Value(key)
 }
 
-// RecordFrom returns the router's record of the request ctx belongs to, or
+// recordFrom returns the router's record of the request ctx belongs to, or
 // nil outside the router.
-func RecordFrom(ctx context.Context) *Record {
+func recordFrom(ctx context.Context) *Record {
 	rec, _ := ctx.Value(recordKey{}).(*Record)
 	return rec
 }
@@ -53,7 +53,7 @@ func RecordFrom(ctx context.Context) *Record {
 // RouteTemplate returns the route template the router found for the
 // request, or UnmatchedRoute.
 func RouteTemplate(ctx context.Context) string {
-	if rec := RecordFrom(ctx); rec != nil {
+	if rec := recordFrom(ctx); rec != nil {
 		return rec.Template
 	}
 	return UnmatchedRoute
@@ -62,7 +62,7 @@ func RouteTemplate(ctx context.Context) string {
 // RequiredScope returns the scope the request's route requires
 // (Route.Requires), "" for none or outside the router.
 func RequiredScope(ctx context.Context) string {
-	if rec := RecordFrom(ctx); rec != nil {
+	if rec := recordFrom(ctx); rec != nil {
 		return rec.Requires
 	}
 	return ""
@@ -75,7 +75,7 @@ func RequiredScope(ctx context.Context) string {
 // another key already; the caller then derives a context of its own.
 // Auth attaches the caller's principal this way. key must be comparable.
 func Attach(ctx context.Context, key, value any) bool {
-	rec := RecordFrom(ctx)
+	rec := recordFrom(ctx)
 	if rec == nil || (rec.attachedKey != nil && rec.attachedKey != key) {
 		return false
 	}
@@ -98,7 +98,7 @@ type answerTrackerKey struct{}
 // WithAnswerTracker returns r carrying t. Behind the router, t goes into
 // the request's record, at no cost; elsewhere into a new context.
 func WithAnswerTracker(r *http.Request, t AnswerTracker) *http.Request {
-	if rec := RecordFrom(r.Context()); rec != nil {
+	if rec := recordFrom(r.Context()); rec != nil {
 		rec.tracker = t
 		return r
 	}
@@ -107,7 +107,7 @@ func WithAnswerTracker(r *http.Request, t AnswerTracker) *http.Request {
 
 // AnswerTrackerFrom returns the tracker in ctx, or nil.
 func AnswerTrackerFrom(ctx context.Context) AnswerTracker {
-	if rec := RecordFrom(ctx); rec != nil && rec.tracker != nil {
+	if rec := recordFrom(ctx); rec != nil && rec.tracker != nil {
 		return rec.tracker
 	}
 	t, _ := ctx.Value(answerTrackerKey{}).(AnswerTracker)
