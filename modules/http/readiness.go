@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -23,13 +24,13 @@ const checkTimeout = time.Second
 // Readiness answers /readyz: 503 once shutdown began or while a check (the
 // store's ping) fails, 200 otherwise.
 type Readiness struct {
-	checks   []ReadinessCheck
+	checks   []httpapi.ReadinessCheck
 	draining atomic.Bool
 	log      *zap.Logger
 }
 
 // NewReadiness returns a Readiness over checks.
-func NewReadiness(checks []ReadinessCheck, log *zap.Logger) *Readiness {
+func NewReadiness(checks []httpapi.ReadinessCheck, log *zap.Logger) *Readiness {
 	return &Readiness{checks: checks, log: log}
 }
 

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
@@ -71,11 +71,11 @@ var Module = fx.Module("plants",
 		func(cfg Config, store plant.Store, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
 			return NewHandlers(store, cfg.MaxBodyBytes, reg, log)
 		},
-		httpserver.AsAPIRoutes((*Handlers).Routes),
+		httpapi.AsAPIRoutes((*Handlers).Routes),
 		newImporterFromApp,
-		httpserver.AsAPIRoutes((*Importer).Routes),
-		httpserver.AsReadinessCheck(func(store plant.Store) httpserver.ReadinessCheck {
-			return httpserver.ReadinessCheck{Name: "store", Check: store.Ping}
+		httpapi.AsAPIRoutes((*Importer).Routes),
+		httpapi.AsReadinessCheck(func(store plant.Store) httpapi.ReadinessCheck {
+			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
 	fx.Invoke(RegisterPostgresMetrics),

@@ -41,7 +41,7 @@ func TestAPlantsChangesReachAnEnvelopeEndpointInVersionOrder(t *testing.T) {
 	envelopes.Format = FormatEnvelope
 	s := startSenderWith(t, cfg, func(store *boltstore.Store) []Option { return []Option{WakeOn(store.Changes())} },
 		envelopes, endpoint(t, "crm", origin.URL, secret))
-	waitForFirstClaims(t, s.d)
+	waitForFirstClaims(t, s)
 
 	tag := "<palm> & \"fan\""
 	start := time.Now()

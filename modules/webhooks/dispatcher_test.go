@@ -33,6 +33,7 @@ type testSender struct {
 	box     *boltstore.Outbox
 	d       *Dispatcher
 	metrics *Metrics
+	claims  *claimCounter // the dispatcher's claims, by endpoint
 }
 
 // testConfig compresses the retry schedule and the polling so that a test
@@ -78,8 +79,12 @@ func startSenderWith(t *testing.T, cfg Config, options func(*boltstore.Store) []
 	if options != nil {
 		opts = options(store)
 	}
-	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
+	claims := &claimCounter{Outbox: box}
+	d := NewDispatcher(cfg, claims, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
 	Hook(box, d)
+	if err := store.Start(ctx); err != nil { // before the dispatcher, as the program's hooks run
+		t.Fatal(err)
+	}
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +94,7 @@ func startSenderWith(t *testing.T, cfg Config, options func(*boltstore.Store) []
 		_ = d.Stop(stop)
 		_ = store.Close()
 	})
-	return &testSender{store: store, box: box, d: d, metrics: metrics}
+	return &testSender{store: store, box: box, d: d, metrics: metrics, claims: claims}
 }
 
 func (s *testSender) create(t *testing.T, p plant.Plant) {

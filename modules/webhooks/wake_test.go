@@ -34,12 +34,12 @@ func (c *fakeChanges) commit() {
 
 // waitForFirstClaims waits until every endpoint's loop has made the claim
 // it makes at start: a row written after it is found by a later claim only.
-func waitForFirstClaims(t *testing.T, d *Dispatcher) {
+func waitForFirstClaims(t *testing.T, s *testSender) {
 	t.Helper()
-	for _, w := range *d.byName.Load() {
-		for deadline := time.Now().Add(20 * time.Second); w.claims.Load() == 0; time.Sleep(time.Millisecond) {
+	for name := range *s.d.byName.Load() {
+		for deadline := time.Now().Add(20 * time.Second); s.claims.of(name) == 0; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatal("no first claim")
+				t.Fatalf("no first claim for %s", name)
 			}
 		}
 	}
@@ -54,7 +54,7 @@ func TestAChangeWakesTheEndpointsLoop(t *testing.T) {
 	cfg.PollInterval = time.Hour
 	changes := newFakeChanges()
 	s := startSenderWith(t, cfg, func(*boltstore.Store) []Option { return []Option{WakeOn(changes)} }, endpoint(t, "crm", r.URL, secret))
-	waitForFirstClaims(t, s.d)
+	waitForFirstClaims(t, s)
 	for id := range int64(3) {
 		s.create(t, plant.Plant{ID: id + 1, Name: "fern"})
 		changes.commit()
