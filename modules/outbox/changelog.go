@@ -58,7 +58,11 @@ type ChangeLog interface {
 	// polls). Each call returns the channel for the next commit.
 	Wait() <-chan struct{}
 	// PruneChanges removes the changes committed before before and returns
-	// how many; a cursor at or before the newest removed one is gone.
+	// how many. A cursor before the newest removed one is gone, the zero
+	// Cursor too once anything was removed (a follower from it would miss
+	// the removed changes); one at it is not: it has seen every change
+	// removed, and none after it was (so Head stays a cursor to follow from
+	// when every change was removed).
 	PruneChanges(ctx context.Context, before time.Time) (int, error)
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,10 +26,12 @@ const LongLease = time.Hour
 const hour = LongLease
 
 // Subject is a store under test, new and empty: its plants and its outbox
-// (the same store's), before its first write.
+// (the same store's), before its first write, and its change log, against
+// which the deliveries' versions and times are checked (nil skips that).
 type Subject struct {
-	Plants plant.Store
-	Outbox outbox.Store
+	Plants  plant.Store
+	Outbox  outbox.Store
+	Changes outbox.ChangeLog
 }
 
 // Run runs the suite on the stores open makes.
@@ -42,11 +45,14 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"BuriedDeadLettersAreListedAndRedelivered", testBuriedDeadLettersAreListedAndRedelivered},
 		{"DropExceptRemovesOnlyTheRemovedEndpointsPending", testDropExceptRemovesOnlyTheRemovedEndpointsPending},
 		{"OnlyACommittedChangeWritesItsEvents", testOnlyACommittedChangeWritesItsEvents},
+		{"EveryCommittedChangeIsAnnounced", testEveryCommittedChangeIsAnnounced},
+		{"DeliveredEventsAreReplayed", testDeliveredEventsAreReplayed},
+		{"PruneRemovesOnlyOldDeliveredEvents", testPruneRemovesOnlyOldDeliveredEvents},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			w := NewWriter(s, LongLease)
-			tc.test(t, harness{box: s.Outbox, plants: s.Plants, w: w, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
+			tc.test(t, harness{box: s.Outbox, plants: s.Plants, changes: s.Changes, w: w, write: func(t *testing.T, ev outbox.Event, endpoints ...string) {
 				t.Helper()
 				w.Write(t, ev, false, endpoints...)
 			}})
@@ -56,10 +62,11 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 
 // harness is an outbox and a way to write events into it.
 type harness struct {
-	box    outbox.Outbox
-	plants plant.Store
-	w      *Writer
-	write  func(t *testing.T, ev outbox.Event, endpoints ...string)
+	box     outbox.Outbox
+	plants  plant.Store
+	changes outbox.ChangeLog // nil: not checked
+	w       *Writer
+	write   func(t *testing.T, ev outbox.Event, endpoints ...string)
 }
 
 // Writer writes events as a sender's plan does: each Write creates a new
@@ -69,24 +76,36 @@ type Writer struct {
 	s      Subject
 	next   planned
 	plants int64
+
+	mu    sync.Mutex
+	asked []outbox.Change // the changes of the plan's latest call
 }
 
-// planned is what the next create's plan writes: its event for each of
-// endpoints, leased or not.
+// planned is what the next write's plan writes: its event for each of
+// endpoints, leased or not; with describe, an event describing each
+// change (Describe) instead.
 type planned struct {
 	event     outbox.Event
 	endpoints []string
 	leased    bool
+	describe  bool
 }
 
 // NewWriter hooks s's outbox (lease: see outbox.Store.OnChange).
 func NewWriter(s Subject, lease time.Duration) *Writer {
 	w := &Writer{s: s}
 	s.Outbox.OnChange(lease, func(changes []outbox.Change, claims bool) ([]outbox.Row, func(map[int64]outbox.Committed, error)) {
+		w.mu.Lock()
+		w.asked = slices.Clone(changes) // a commit run again asks again: the latest call counts
+		w.mu.Unlock()
 		var rows []outbox.Row
 		for _, c := range changes {
+			ev := w.next.event
+			if w.next.describe {
+				ev = Describe(c)
+			}
 			for _, ep := range w.next.endpoints {
-				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Endpoint: ep, Event: w.next.event, Leased: claims && w.next.leased})
+				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: ep, Event: ev, Leased: claims && w.next.leased})
 			}
 		}
 		return rows, nil
@@ -110,6 +129,34 @@ func (w *Writer) Create(t *testing.T, id int64, ev outbox.Event, leased bool, en
 	if _, err := w.s.Plants.Create(ctx, plant.Plant{ID: id, Name: "plant"}); err != nil {
 		t.Fatalf("Create(%d) = %v", id, err)
 	}
+}
+
+// Asked returns the changes the plan was asked for in its latest call, and
+// forgets them.
+func (w *Writer) Asked() []outbox.Change {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	asked := w.asked
+	w.asked = nil
+	return asked
+}
+
+// Describe is an event describing c: its kind, and its plant (the id only
+// for Deleted).
+func Describe(c outbox.Change) outbox.Event {
+	p := c.After
+	if c.Kind == outbox.Deleted {
+		p = plant.Plant{ID: c.Before.ID}
+	}
+	return outbox.Event{Body: describe(c.Kind, p)}
+}
+
+func describe(k outbox.Kind, p plant.Plant) []byte {
+	tag := "-"
+	if p.Tag != nil {
+		tag = *p.Tag
+	}
+	return fmt.Appendf(nil, `{"type":%q,"id":%d,"name":%q,"tag":%q}`, k, p.ID, p.Name, tag)
 }
 
 // Event is the n-th test event.
@@ -207,7 +254,7 @@ func testRetryDeliveredAndStats(t *testing.T, h harness) {
 		t.Fatalf("retried now: claimed %s attempt %d, want %s attempt 2", again[0].ID, again[0].Attempt, ds[0].ID)
 	}
 	if more := Claim(t, h.box, "a", 10, hour); len(more) != 0 {
-		t.Fatalf("claimed %d more; the one retried in an hour is not due, the delivered one is gone", len(more))
+		t.Fatalf("claimed %d more; the one retried in an hour is not due, the delivered one is settled", len(more))
 	}
 	stats, err := h.box.Stats(ctx)
 	if err != nil {
