@@ -40,8 +40,8 @@ const ChangesCursorHeader = "Plantstore-Changes-Cursor"
 const changesPoll = time.Second
 
 // answerMargin is the time an answer gets to be written once its wait is
-// over: a long poll outlasts the server's read and write timeouts, so it
-// moves its connection's deadlines past its wait plus this.
+// over: a long poll outlasts the server's write timeout, so it moves its
+// connection's write deadline past its wait plus this.
 const answerMargin = 30 * time.Second
 
 // goneMessage is the 410's: what a follower whose cursor fell out of the
@@ -92,7 +92,7 @@ func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changes
 	var waitOver <-chan time.Time
 	var poll *time.Ticker
 	if q.wait > 0 {
-		extendDeadlines(w, q.wait+answerMargin)
+		extendWriteDeadline(w, q.wait+answerMargin)
 		timer := time.NewTimer(q.wait)
 		defer timer.Stop()
 		waitOver = timer.C
@@ -138,16 +138,12 @@ func (h *Handlers) changesError(w http.ResponseWriter, r *http.Request, err erro
 	h.storeError(w, r, err, 0)
 }
 
-// extendDeadlines moves the connection's read and write deadlines d from
-// now. A read deadline that passes while a handler runs cancels its
-// request (net/http's background read fails), and the write deadline cuts
-// the answer off; both are the server's short timeouts otherwise. A writer
-// that cannot move them (a test's recorder) is left as it is.
-func extendDeadlines(w http.ResponseWriter, d time.Duration) {
-	rc := http.NewResponseController(w)
-	deadline := time.Now().Add(d)
-	_ = rc.SetReadDeadline(deadline)
-	_ = rc.SetWriteDeadline(deadline)
+// extendWriteDeadline moves the connection's write deadline d from now:
+// the server's write timeout would cut off an answer that comes only when
+// its wait is over. A writer that cannot move it (a test's recorder) is
+// left as it is.
+func extendWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
 
 // writeChangePage answers 200 {"changes":[...],"next":"<cursor>"}, next

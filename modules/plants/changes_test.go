@@ -1,14 +1,17 @@
 package plants
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -456,5 +459,55 @@ func isClosed(ch <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestChangesOutlastTheServersTimeouts: a long poll and a stream last
+// longer than the server's write timeout (here 100 ms) and still answer.
+func TestChangesOutlastTheServersTimeouts(t *testing.T) {
+	store := memstore.New()
+	srv := httptest.NewUnstartedServer(newFeedAPI(t, store, store, nil))
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond
+	srv.Start()
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/plants/changes?wait=500ms")
+	if err != nil {
+		t.Fatalf("a long poll past the write timeout: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || string(body) != emptyPage+cursor0+`"}` {
+		t.Fatalf("a long poll past the write timeout: %d %q %v", resp.StatusCode, body, err)
+	}
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/plants/changes", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	time.Sleep(300 * time.Millisecond) // past both timeouts
+	if _, err := store.Create(context.Background(), plant.Plant{ID: 1, Name: "fern"}); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewReader(resp.Body)
+	var got string
+	for range 4 { // id, event, data, blank
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream after the timeouts: %q, then %v", got, err)
+		}
+		got += line
+	}
+	// The timestamp is the wall clock's here.
+	start := "id: " + cursor1 + "\nevent: plant.created\ndata: " + `{"cursor":"` + cursor1 + `","type":"plant.created","id":1,"version":1,"timestamp":"`
+	end := `Z","plant":{"id":1,"name":"fern"}}` + "\n\n"
+	if !strings.HasPrefix(got, start) || !strings.HasSuffix(got, end) || len(got) != len(start)+len("2000-01-01T00:00:00.000")+len(end) {
+		t.Fatalf("the stream after the timeouts: %q, want %q, a timestamp, %q", got, start, end)
 	}
 }

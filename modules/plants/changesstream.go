@@ -52,9 +52,6 @@ func (h *Handlers) streamChanges(w http.ResponseWriter, r *http.Request, q chang
 		return
 	}
 	rc := http.NewResponseController(w)
-	// The stream outlasts the server's read timeout, whose passing would
-	// cancel the request: a client that left is found by a failed write.
-	_ = rc.SetReadDeadline(time.Time{})
 	header := w.Header()
 	header.Set("Content-Type", "text/event-stream")
 	header.Set("Cache-Control", "no-store")

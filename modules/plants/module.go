@@ -55,9 +55,7 @@ var Module = fx.Module("plants",
 	fx.Provide(
 		NewStoreMetrics,
 		OpenStore,
-		func(cfg Config, store plant.Store, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
-			return NewHandlers(store, cfg.MaxBodyBytes, reg, log)
-		},
+		newHandlersFromApp,
 		httpserver.AsAPIRoutes((*Handlers).Routes),
 		newImporterFromApp,
 		httpserver.AsAPIRoutes((*Importer).Routes),
@@ -67,6 +65,35 @@ var Module = fx.Module("plants",
 	),
 	fx.Invoke(RegisterPostgresMetrics),
 )
+
+// handlersIn is what the API handlers are built from. Readiness comes from
+// the http module (its Stopping ends the change feed's long answers at
+// shutdown); the plants module run alone, in its tests, has none.
+type handlersIn struct {
+	fx.In
+
+	Config   Config
+	Store    plant.Store
+	Changes  outbox.ChangeLog      `optional:"true"`
+	Ready    *httpserver.Readiness `optional:"true"`
+	Registry prometheus.Registerer
+	Log      *zap.Logger
+}
+
+func newHandlersFromApp(in handlersIn) (*Handlers, error) {
+	h, err := NewHandlers(in.Store, in.Config.MaxBodyBytes, in.Registry, in.Log)
+	if err != nil {
+		return nil, err
+	}
+	if in.Changes != nil {
+		var stopping <-chan struct{}
+		if in.Ready != nil {
+			stopping = in.Ready.Stopping()
+		}
+		h.FollowChanges(in.Changes, stopping)
+	}
+	return h, nil
+}
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
 // the store's outbox (nil for memory, which keeps none), and the chosen
