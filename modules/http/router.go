@@ -28,10 +28,17 @@ type Router struct {
 
 // NewRouter builds a router over routes, serving HEAD wherever a route
 // serves GET. Unknown paths answer 404 and known paths with another method
-// 405 with Allow, both as JSON Error bodies.
+// 405 with Allow, both as JSON Error bodies. A path matched by several
+// routes goes to the one with the fewest variables ("/plants/changes"
+// before "/plants/{id}"), whatever order the routes come in: modules
+// contribute them through a value group, which keeps no order.
 func NewRouter(routes []Route) *Router {
 	m := mux.NewRouter()
 	requires := make(map[*mux.Route]string)
+	routes = slices.Clone(routes)
+	slices.SortStableFunc(routes, func(a, b Route) int {
+		return strings.Count(a.Path, "{") - strings.Count(b.Path, "{")
+	})
 	for _, rt := range routes {
 		if route := handle(m, rt); rt.Requires != "" {
 			requires[route] = rt.Requires

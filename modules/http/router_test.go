@@ -72,6 +72,23 @@ func TestRouterMatches(t *testing.T) {
 	}
 }
 
+// TestRouterPrefersLiteralPaths: a literal path wins over a template that
+// also matches it, in whichever order the routes were given.
+func TestRouterPrefersLiteralPaths(t *testing.T) {
+	literal := Route{Method: http.MethodGet, Path: "/plants/changes", Handler: routed("changes")}
+	template := Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")}
+	for _, routes := range [][]Route{{literal, template}, {template, literal}} {
+		rt := NewRouter(routes)
+		rec, tmpl := serveResolved(rt, httptest.NewRequest(http.MethodGet, "/plants/changes", nil))
+		if got := rec.Header().Get("X-Route"); got != "changes" || tmpl != "/plants/changes" {
+			t.Fatalf("routes %s then %s: GET /plants/changes went to %q (template %q)", routes[0].Path, routes[1].Path, got, tmpl)
+		}
+		if rec, _ := serveResolved(rt, httptest.NewRequest(http.MethodGet, "/plants/7", nil)); rec.Header().Get("X-Route") != "get" {
+			t.Fatalf("GET /plants/7 went to %q", rec.Header().Get("X-Route"))
+		}
+	}
+}
+
 func TestRouterNotFound(t *testing.T) {
 	rt := testRouter()
 	for _, path := range []string{"/", "/plant", "/plants/1/leaves", "/PLANTS", "/secret/../etc/passwd"} {

@@ -79,8 +79,9 @@ var Module = fx.Module("plants",
 	fx.Invoke(RegisterPostgresMetrics),
 )
 
-// handlersIn is what the API handlers are built from. Readiness comes from
-// the http module (its Stopping ends the change feed's long answers at
+// handlersIn is what the API handlers are built from: the store, and its
+// change log for the feed (nil only where a store keeps none yet). Readiness
+// comes from the http module (its Stopping ends the feed's long answers at
 // shutdown); the plants module run alone, in its tests, has none.
 type handlersIn struct {
 	fx.In
