@@ -130,12 +130,8 @@ func (c *Client) changesPage(ctx context.Context, cursor string, params gen.List
 	if cursor != "" {
 		params.After = &cursor
 	}
-	hr, err := c.stream.ListChanges(ctx, &params)
-	if err != nil {
-		return nil, "", "", err
-	}
-	resp, err := gen.ParseListChangesResponse(hr)
-	if err != nil { // a body cut off, or not the JSON it claims to be
+	resp, err := (&gen.ClientWithResponses{ClientInterface: c.stream}).ListChangesWithResponse(ctx, &params)
+	if err != nil { // no answer, a body cut off, or not the JSON it claims to be: all may pass
 		return nil, "", "", &transientError{err}
 	}
 	_, retryAfter, err = answer(resp.HTTPResponse, resp.Body, http.StatusOK)
@@ -143,7 +139,7 @@ func (c *Client) changesPage(ctx context.Context, cursor string, params gen.List
 		return nil, "", retryAfter, err
 	}
 	if resp.JSON200 == nil {
-		return nil, "", "", &transientError{errors.New("client: the change feed answered 200 without a JSON page (Content-Type " + hr.Header.Get("Content-Type") + ")")}
+		return nil, "", "", &transientError{errors.New("client: the change feed answered 200 without a JSON page (Content-Type " + resp.HTTPResponse.Header.Get("Content-Type") + ")")}
 	}
 	page := resp.JSON200
 	changes = make([]Change, len(page.Changes))
@@ -157,7 +153,7 @@ func (c *Client) changesPage(ctx context.Context, cursor string, params gen.List
 }
 
 // transientError is a failure that asking again may cure, though it is not
-// an answer's status: a body cut off in transit.
+// an answer's status: no answer, or a body cut off in transit.
 type transientError struct{ err error }
 
 func (e *transientError) Error() string { return e.err.Error() }

@@ -34,7 +34,7 @@ func newFeedServer(t *testing.T, store *memstore.Store, front func(http.Handler)
 	}
 	h.FollowChanges(store, nil)
 	rt := httpserver.NewRouter(h.Routes())
-	var api http.Handler = rt.Resolve(rt.Dispatch())
+	api := rt.Resolve(rt.Dispatch())
 	if front != nil {
 		api = front(api)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/plantstore/plantstore/client"
@@ -84,13 +85,10 @@ func checkWatchFlags(f *plantsFlags) error {
 // isCursor reports whether s has a cursor's form: 22 characters of
 // base64url. What it stands for is the server's to say.
 func isCursor(s string) bool {
-	if len(s) != 22 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return len(s) == 22 && !strings.ContainsFunc(s, func(r rune) bool {
+		return !strings.ContainsRune(cursorAlphabet, r)
+	})
 }
+
+// cursorAlphabet is base64url's.
+const cursorAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
