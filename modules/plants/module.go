@@ -153,7 +153,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, er
 		pgCfg := cfg.Postgres
 		pgCfg.Tracer = postgresTracer(tp)
 		// TODO(lead, at the merge of pg-events): pgCfg.ChangesRetention = retention
-		// (pgstore.Config has no such field on main yet).
+		// (pgstore.Config has no such field on main yet; pg-events adds it).
 		pg, err := pgstore.New(pgCfg)
 		if err != nil {
 			return Stores{}, err
@@ -165,8 +165,9 @@ func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, er
 		lc.Append(fx.StartHook(pg.Start)) // the create lanes
 		out.Store, out.Postgres, out.Outbox = pg, pg, pg.Outbox()
 		// TODO(lead, at the merge of pg-events): out.Changes = pg's change log
-		// (pgstore has none on main yet): Stores.Changes is nil on postgres
-		// until then.
+		// (pgstore has none on main yet; on pg-events the *pgstore.Store is
+		// itself an outbox.ChangeLog: out.Changes = pg). Stores.Changes is
+		// nil on postgres until then.
 	default:
 		return Stores{}, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}

@@ -45,10 +45,10 @@ type pruner struct {
 	done   chan struct{}      // closed when it ends
 }
 
-// PruneInterval is how often a store prunes what it keeps for its
+// pruneInterval is how often a store prunes what it keeps for its
 // retention: a tenth of it, at most a minute, so that nothing outlives its
 // window by more than a tenth of it.
-func PruneInterval(retention time.Duration) time.Duration {
+func pruneInterval(retention time.Duration) time.Duration {
 	return min(retention/10, time.Minute)
 }
 
@@ -57,7 +57,7 @@ func PruneInterval(retention time.Duration) time.Duration {
 // write timing out under load) is tried again at the next tick.
 func (s *Store) prune(ctx context.Context) {
 	defer close(s.pruner.done)
-	tick := time.NewTicker(PruneInterval(s.cfg.ChangesRetention))
+	tick := time.NewTicker(pruneInterval(s.cfg.ChangesRetention))
 	defer tick.Stop()
 	for {
 		select {

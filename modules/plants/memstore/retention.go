@@ -22,8 +22,9 @@ func NewWithOptions(o Options) *Store {
 
 // pruner is the goroutine pruning the change log past its retention.
 type pruner struct {
-	stop chan struct{} // closed by Close
-	done chan struct{} // closed when the goroutine ends; nil until Start
+	cancel context.CancelFunc // stops it; nil when none runs
+	done   chan struct{}      // closed when it ends
+	closed bool               // Close ran: Start spawns nothing
 }
 
 // Start spawns the goroutine that prunes the change log (none without a
@@ -32,31 +33,33 @@ type pruner struct {
 func (s *Store) Start(context.Context) error {
 	s.lifecycle.Lock()
 	defer s.lifecycle.Unlock()
-	if s.pruner.done != nil || s.pruner.stop != nil || s.opts.ChangesRetention <= 0 {
+	if s.pruner.cancel != nil || s.pruner.closed || s.opts.ChangesRetention <= 0 {
 		return nil
 	}
-	s.pruner = pruner{stop: make(chan struct{}), done: make(chan struct{})}
-	go s.prune(s.pruner)
+	// Its own context: the start hook's ends with the start.
+	ctx, cancel := context.WithCancel(context.Background())
+	s.pruner.cancel, s.pruner.done = cancel, make(chan struct{})
+	go s.prune(ctx, s.pruner.done)
 	return nil
 }
 
-// PruneInterval is how often a store prunes what it keeps for retention:
+// pruneInterval is how often a store prunes what it keeps for retention:
 // a tenth of it, at most a minute, so that nothing outlives its window by
 // more than a tenth.
-func PruneInterval(retention time.Duration) time.Duration {
+func pruneInterval(retention time.Duration) time.Duration {
 	return min(retention/10, time.Minute)
 }
 
-func (s *Store) prune(p pruner) {
-	defer close(p.done)
-	tick := time.NewTicker(PruneInterval(s.opts.ChangesRetention))
+func (s *Store) prune(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(pruneInterval(s.opts.ChangesRetention))
 	defer tick.Stop()
 	for {
 		select {
-		case <-p.stop:
+		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			_, _ = s.PruneChanges(context.Background(), now.Add(-s.opts.ChangesRetention)) // memory: never fails
+			_, _ = s.PruneChanges(ctx, now.Add(-s.opts.ChangesRetention)) // memory: fails only once ctx is done
 		}
 	}
 }
@@ -65,13 +68,11 @@ func (s *Store) prune(p pruner) {
 func (s *Store) Close() error {
 	s.lifecycle.Lock()
 	defer s.lifecycle.Unlock()
-	if s.pruner.stop != nil {
-		close(s.pruner.stop)
+	if s.pruner.cancel != nil {
+		s.pruner.cancel()
 		<-s.pruner.done
+		s.pruner.cancel = nil
 	}
-	s.pruner = pruner{done: closedDone}
+	s.pruner.closed = true
 	return nil
 }
-
-// closedDone marks a stopped pruner, which Start does not spawn again.
-var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
