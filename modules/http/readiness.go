@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -24,7 +25,7 @@ const checkTimeout = time.Second
 // Readiness answers /readyz: 503 once shutdown began or while a check (the
 // store's ping) fails, 200 otherwise.
 type Readiness struct {
-	checks   []ReadinessCheck
+	checks   []httpapi.ReadinessCheck
 	draining atomic.Bool
 	log      *zap.Logger
 
@@ -33,7 +34,7 @@ type Readiness struct {
 }
 
 // NewReadiness returns a Readiness over checks.
-func NewReadiness(checks []ReadinessCheck, log *zap.Logger) *Readiness {
+func NewReadiness(checks []httpapi.ReadinessCheck, log *zap.Logger) *Readiness {
 	return &Readiness{checks: checks, log: log, stopping: make(chan struct{})}
 }
 

@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -9,13 +8,9 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/plantstore/plantstore/modules/auth/principal"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
-
-// UnmatchedRoute is the route label of requests that match no route, so
-// that metrics and spans never carry a raw, client-chosen path.
-const UnmatchedRoute = "unmatched"
 
 // Router resolves each request to its route once, at the top of the chain,
 // so that every middleware (tracing, metrics, logs, auth) knows the route
@@ -23,7 +18,7 @@ const UnmatchedRoute = "unmatched"
 // bottom of the chain.
 type Router struct {
 	mux      *mux.Router
-	requires map[*mux.Route]string // the routes with a Route.Requires
+	requires map[*mux.Route]string // the routes with a httpapi.Route.Requires
 }
 
 // NewRouter builds a router over routes, serving HEAD wherever a route
@@ -32,11 +27,11 @@ type Router struct {
 // routes goes to the one with the fewest variables ("/plants/changes"
 // before "/plants/{id}"), whatever order the routes come in: modules
 // contribute them through a value group, which keeps no order.
-func NewRouter(routes []Route) *Router {
+func NewRouter(routes []httpapi.Route) *Router {
 	m := mux.NewRouter()
 	requires := make(map[*mux.Route]string)
 	routes = slices.Clone(routes)
-	slices.SortStableFunc(routes, func(a, b Route) int {
+	slices.SortStableFunc(routes, func(a, b httpapi.Route) int {
 		return strings.Count(a.Path, "{") - strings.Count(b.Path, "{")
 	})
 	for _, rt := range routes {
@@ -54,7 +49,7 @@ func NewRouter(routes []Route) *Router {
 // requires (RFC 9110 9.1). The handler sees a HEAD as the GET it stands
 // for, so that handlers which check the method answer it too; net/http,
 // which knows the request is a HEAD, sends only the headers.
-func handle(m *mux.Router, rt Route) *mux.Route {
+func handle(m *mux.Router, rt httpapi.Route) *mux.Route {
 	if rt.Method != http.MethodGet {
 		return m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
 	}
@@ -71,34 +66,26 @@ func handle(m *mux.Router, rt Route) *mux.Route {
 
 type resolvedKey struct{}
 
-// resolved is the router's record of one request. Links below Resolve keep
-// their per-request state in it (the answer tracker, the body watch, the
-// caller's principal) rather than in context values of their own: each
-// context value costs a copy of the request.
-//
-// It is itself the request's context, the server's with two values of its
-// own: itself, and the principal's slot. One allocation carries both, and
-// principal.FromContext finds the slot like any context value.
+// resolved is the router's record of one request: the record the modules
+// read (httpapi.Record: the template, the required scope, the answer
+// tracker, the principal auth attaches) and this module's own per-request
+// state (the handler, the path's variables, the body watch). Links below
+// Resolve keep their state in it rather than in context values of their
+// own: each context value costs a copy of the request. It is itself the
+// request's context: one allocation carries all of it.
 type resolved struct {
-	context.Context
-	template  string
-	handler   http.Handler
-	vars      map[string]string
-	requires  string // the matched route's Route.Requires
-	tracker   AnswerTracker
-	body      eofReader
-	principal principal.Slot
+	httpapi.Record
+	handler http.Handler
+	vars    map[string]string
+	body    eofReader
 }
 
 // Value implements context.Context.
 func (res *resolved) Value(key any) any {
-	switch key.(type) {
-	case resolvedKey:
+	if _, ok := key.(resolvedKey); ok {
 		return res
-	case principal.Key:
-		return &res.principal
 	}
-	return res.Context.Value(key)
+	return res.Record.Value(key)
 }
 
 // Resolve matches the request against the routes and records the result in
@@ -107,15 +94,15 @@ func (rt *Router) Resolve(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m mux.RouteMatch
 		rt.mux.Match(r, &m)
-		res := &resolved{Context: r.Context(), template: UnmatchedRoute, handler: m.Handler, vars: m.Vars}
+		res := &resolved{Record: httpapi.Record{Context: r.Context(), Template: httpapi.UnmatchedRoute}, handler: m.Handler, vars: m.Vars}
 		switch {
 		case errors.Is(m.MatchErr, mux.ErrMethodMismatch):
 			template, allow := rt.allowed(r)
-			res.template = template
+			res.Template = template
 			res.handler = methodNotAllowed(allow)
 		case m.Route != nil && m.MatchErr == nil:
-			res.template, _ = m.Route.GetPathTemplate()
-			res.requires = rt.requires[m.Route]
+			res.Template, _ = m.Route.GetPathTemplate()
+			res.Requires = rt.requires[m.Route]
 		}
 		r = r.WithContext(res)
 		watched := watchBody(r, &res.body)
@@ -141,19 +128,10 @@ func (rt *Router) Dispatch() http.Handler {
 	})
 }
 
-// RouteTemplate returns the route template Resolve found for the request,
-// or UnmatchedRoute.
-func RouteTemplate(ctx context.Context) string {
-	if res, ok := ctx.Value(resolvedKey{}).(*resolved); ok {
-		return res.template
-	}
-	return UnmatchedRoute
-}
-
 // allowed lists the methods served on the request's path, and the path's
 // template. It walks every route, which is fine on this rare path.
 func (rt *Router) allowed(r *http.Request) (template string, methods []string) {
-	template = UnmatchedRoute
+	template = httpapi.UnmatchedRoute
 	_ = rt.mux.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		routeMethods, _ := route.GetMethods() // nil for a route without methods: nothing to probe
 		for _, method := range routeMethods {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/mux"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // routed is what the test routes answer: which route ran, with which
@@ -20,13 +22,13 @@ func routed(name string) http.Handler {
 			vars, _ = json.Marshal(v)
 		}
 		w.Header().Set("X-Route", name)
-		w.Header().Set("X-Template", RouteTemplate(r.Context()))
+		w.Header().Set("X-Template", httpapi.RouteTemplate(r.Context()))
 		_, _ = w.Write(vars)
 	})
 }
 
 func testRouter() *Router {
-	return NewRouter([]Route{
+	return NewRouter([]httpapi.Route{
 		{Method: http.MethodPost, Path: "/plants", Handler: routed("create")},
 		{Method: http.MethodGet, Path: "/plants", Handler: routed("list")},
 		{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")},
@@ -39,7 +41,7 @@ func testRouter() *Router {
 func serveResolved(rt *Router, req *http.Request) (rec *httptest.ResponseRecorder, template string) {
 	rec = httptest.NewRecorder()
 	h := rt.Resolve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		template = RouteTemplate(r.Context())
+		template = httpapi.RouteTemplate(r.Context())
 		rt.Dispatch().ServeHTTP(w, r)
 	}))
 	h.ServeHTTP(rec, req)
@@ -75,9 +77,9 @@ func TestRouterMatches(t *testing.T) {
 // TestRouterPrefersLiteralPaths: a literal path wins over a template that
 // also matches it, in whichever order the routes were given.
 func TestRouterPrefersLiteralPaths(t *testing.T) {
-	literal := Route{Method: http.MethodGet, Path: "/plants/changes", Handler: routed("changes")}
-	template := Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")}
-	for _, routes := range [][]Route{{literal, template}, {template, literal}} {
+	literal := httpapi.Route{Method: http.MethodGet, Path: "/plants/changes", Handler: routed("changes")}
+	template := httpapi.Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")}
+	for _, routes := range [][]httpapi.Route{{literal, template}, {template, literal}} {
 		rt := NewRouter(routes)
 		rec, tmpl := serveResolved(rt, httptest.NewRequest(http.MethodGet, "/plants/changes", nil))
 		if got := rec.Header().Get("X-Route"); got != "changes" || tmpl != "/plants/changes" {
@@ -93,8 +95,8 @@ func TestRouterNotFound(t *testing.T) {
 	rt := testRouter()
 	for _, path := range []string{"/", "/plant", "/plants/1/leaves", "/PLANTS", "/secret/../etc/passwd"} {
 		rec, template := serveResolved(rt, httptest.NewRequest(http.MethodGet, path, nil))
-		if template != UnmatchedRoute {
-			t.Fatalf("%s: template = %q, want %q (never the raw path)", path, template, UnmatchedRoute)
+		if template != httpapi.UnmatchedRoute {
+			t.Fatalf("%s: template = %q, want %q (never the raw path)", path, template, httpapi.UnmatchedRoute)
 		}
 		assertError(t, rec, http.StatusNotFound, "no such path: "+path)
 		if rec.Header().Get("Allow") != "" {
@@ -139,8 +141,8 @@ func TestRouterDispatchWithoutResolve(t *testing.T) {
 }
 
 func TestRouteTemplateOutsideTheChain(t *testing.T) {
-	if got := RouteTemplate(httptest.NewRequest(http.MethodGet, "/plants", nil).Context()); got != UnmatchedRoute {
-		t.Fatalf("RouteTemplate without Resolve = %q, want %q", got, UnmatchedRoute)
+	if got := httpapi.RouteTemplate(httptest.NewRequest(http.MethodGet, "/plants", nil).Context()); got != httpapi.UnmatchedRoute {
+		t.Fatalf("httpapi.RouteTemplate without Resolve = %q, want %q", got, httpapi.UnmatchedRoute)
 	}
 }
 

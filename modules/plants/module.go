@@ -17,7 +17,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
@@ -69,27 +69,27 @@ var Module = fx.Module("plants",
 		NewStoreMetrics,
 		OpenStore,
 		newHandlersFromApp,
-		httpserver.AsAPIRoutes((*Handlers).Routes),
+		httpapi.AsAPIRoutes((*Handlers).Routes),
 		newImporterFromApp,
-		httpserver.AsAPIRoutes((*Importer).Routes),
-		httpserver.AsReadinessCheck(func(store plant.Store) httpserver.ReadinessCheck {
-			return httpserver.ReadinessCheck{Name: "store", Check: store.Ping}
+		httpapi.AsAPIRoutes((*Importer).Routes),
+		httpapi.AsReadinessCheck(func(store plant.Store) httpapi.ReadinessCheck {
+			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
 	fx.Invoke(RegisterPostgresMetrics),
 )
 
 // handlersIn is what the API handlers are built from: the store, and its
-// change log for the feed (nil only where a store keeps none yet). Readiness
-// comes from the http module (its Stopping ends the feed's long answers at
+// change log for the feed (nil only where a store keeps none yet).
+// Stopping comes from the http module (it ends the feed's long answers at
 // shutdown); the plants module run alone, in its tests, has none.
 type handlersIn struct {
 	fx.In
 
 	Config   Config
 	Store    plant.Store
-	Changes  outbox.ChangeLog      `optional:"true"`
-	Ready    *httpserver.Readiness `optional:"true"`
+	Changes  outbox.ChangeLog
+	Stopping httpapi.Stopping `optional:"true"`
 	Registry prometheus.Registerer
 	Log      *zap.Logger
 }
@@ -100,11 +100,7 @@ func newHandlersFromApp(in handlersIn) (*Handlers, error) {
 		return nil, err
 	}
 	if in.Changes != nil {
-		var stopping <-chan struct{}
-		if in.Ready != nil {
-			stopping = in.Ready.Stopping()
-		}
-		h.FollowChanges(in.Changes, stopping)
+		h.FollowChanges(in.Changes, in.Stopping)
 	}
 	return h, nil
 }
