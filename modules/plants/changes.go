@@ -101,8 +101,12 @@ func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changes
 	}
 	for {
 		// The wake-up channel is taken before reading, so that a change
-		// committed between the read and the wait still wakes it.
-		wake := h.changeLog.Wait()
+		// committed between the read and the wait still wakes it; a page
+		// that does not wait takes none (a store may lock to make one).
+		var wake <-chan struct{}
+		if q.wait > 0 {
+			wake = h.changeLog.Wait()
+		}
 		records, err := h.changeLog.Changes(ctx, q.after, q.limit)
 		if err != nil {
 			h.changesError(w, r, err)
