@@ -12,8 +12,8 @@ import (
 // Module provides the two listeners and starts and stops them with the app.
 // What the other modules need of it is in httpapi; of its own values, only
 // the servers, the readiness, the API handler (named "api", which the
-// program's tests serve without a listener) and the listeners' limits are
-// visible outside it.
+// program's tests serve without a listener), the listeners' limits and the
+// shutdown's signal (httpapi.Stopping) are visible outside it.
 var Module = fx.Module("http",
 	fx.Provide(
 		fx.Annotate(NewRouter, fx.ParamTags(`group:"api_routes"`)),
@@ -28,6 +28,7 @@ var Module = fx.Module("http",
 		fx.Annotate(NewServers, fx.ParamTags(``, `name:"api"`, `name:"admin"`)),
 		httpapi.AsAdminRoutes(PprofRoutes),
 		limits,
+		stopping,
 	),
 	fx.Invoke(register, registerConnectionMetrics),
 )
@@ -35,6 +36,9 @@ var Module = fx.Module("http",
 // limits are the listeners' limits as configured (zero for a default), for
 // a route that paces itself within the read and write timeouts.
 func limits(cfg Config) httpapi.Limits { return cfg.Limits }
+
+// stopping is the readiness's Stopping, for the routes whose answers last.
+func stopping(rd *Readiness) httpapi.Stopping { return rd.Stopping() }
 
 func newShedder(cfg Config, reg prometheus.Registerer) (*Shedder, error) {
 	return NewShedder(withDefaults(cfg.Limits).MaxConcurrentRequests, reg)

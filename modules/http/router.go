@@ -19,23 +19,45 @@ import (
 type Router struct {
 	mux      *mux.Router
 	requires map[*mux.Route]string // the routes with a httpapi.Route.Requires
+	// literals are the methods of each path without variables (HEAD with
+	// GET): such a path is its routes' alone, so another method on it is a
+	// 405, not a request for a template that also matches it.
+	literals map[string][]string
 }
 
 // NewRouter builds a router over routes, serving HEAD wherever a route
 // serves GET. Unknown paths answer 404 and known paths with another method
-// 405 with Allow, both as JSON Error bodies.
+// 405 with Allow, both as JSON Error bodies. A path matched by several
+// routes goes to the one with the fewest variables ("/plants/changes"
+// before "/plants/{id}"), whatever order the routes come in: modules
+// contribute them through a value group, which keeps no order.
 func NewRouter(routes []httpapi.Route) *Router {
 	m := mux.NewRouter()
 	requires := make(map[*mux.Route]string)
+	literals := make(map[string][]string)
+	routes = slices.Clone(routes)
+	slices.SortStableFunc(routes, func(a, b httpapi.Route) int {
+		return strings.Count(a.Path, "{") - strings.Count(b.Path, "{")
+	})
 	for _, rt := range routes {
 		if route := handle(m, rt); rt.Requires != "" {
 			requires[route] = rt.Requires
 		}
+		if !strings.Contains(rt.Path, "{") {
+			literals[rt.Path] = append(literals[rt.Path], rt.Method)
+			if rt.Method == http.MethodGet {
+				literals[rt.Path] = append(literals[rt.Path], http.MethodHead)
+			}
+		}
+	}
+	for path, methods := range literals {
+		slices.Sort(methods)
+		literals[path] = slices.Compact(methods)
 	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such path: "+r.URL.Path)
 	})
-	return &Router{mux: m, requires: requires}
+	return &Router{mux: m, requires: requires, literals: literals}
 }
 
 // handle registers rt on m, serving HEAD wherever GET is served, as HTTP
@@ -95,6 +117,10 @@ func (rt *Router) Resolve(next http.Handler) http.Handler {
 			res.handler = methodNotAllowed(allow)
 		case m.Route != nil && m.MatchErr == nil:
 			res.Template, _ = m.Route.GetPathTemplate()
+			if allow, ok := rt.literals[r.URL.Path]; ok && res.Template != r.URL.Path {
+				res.Template, res.handler, res.vars = r.URL.Path, methodNotAllowed(allow), nil
+				break
+			}
 			res.Requires = rt.requires[m.Route]
 		}
 		r = r.WithContext(res)
@@ -122,8 +148,12 @@ func (rt *Router) Dispatch() http.Handler {
 }
 
 // allowed lists the methods served on the request's path, and the path's
-// template. It walks every route, which is fine on this rare path.
+// template: a literal path's own, else those of every route that matches
+// it, walking them all, which is fine on this rare path.
 func (rt *Router) allowed(r *http.Request) (template string, methods []string) {
+	if methods, ok := rt.literals[r.URL.Path]; ok {
+		return r.URL.Path, methods
+	}
 	template = httpapi.UnmatchedRoute
 	_ = rt.mux.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		routeMethods, _ := route.GetMethods() // nil for a route without methods: nothing to probe

@@ -74,6 +74,37 @@ func TestRouterMatches(t *testing.T) {
 	}
 }
 
+// TestRouterPrefersLiteralPaths: a literal path wins over a template that
+// also matches it, in whichever order the routes were given.
+func TestRouterPrefersLiteralPaths(t *testing.T) {
+	literal := httpapi.Route{Method: http.MethodGet, Path: "/plants/changes", Handler: routed("changes")}
+	template := httpapi.Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")}
+	for _, routes := range [][]httpapi.Route{{literal, template}, {template, literal}} {
+		rt := NewRouter(routes)
+		rec, tmpl := serveResolved(rt, httptest.NewRequest(http.MethodGet, "/plants/changes", nil))
+		if got := rec.Header().Get("X-Route"); got != "changes" || tmpl != "/plants/changes" {
+			t.Fatalf("routes %s then %s: GET /plants/changes went to %q (template %q)", routes[0].Path, routes[1].Path, got, tmpl)
+		}
+		if rec, _ := serveResolved(rt, httptest.NewRequest(http.MethodGet, "/plants/7", nil)); rec.Header().Get("X-Route") != "get" {
+			t.Fatalf("GET /plants/7 went to %q", rec.Header().Get("X-Route"))
+		}
+	}
+	// Another method on the literal path is a 405 with its methods, though
+	// the template serves that method.
+	put := httpapi.Route{Method: http.MethodPut, Path: "/plants/{id}", Handler: routed("put")}
+	rt := NewRouter([]httpapi.Route{put, literal, template})
+	for _, method := range []string{http.MethodPut, http.MethodPatch} { // PATCH: no route serves it
+		rec, tmpl := serveResolved(rt, httptest.NewRequest(method, "/plants/changes", nil))
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" || tmpl != "/plants/changes" ||
+			rec.Body.String() != `{"error":405,"message":"method `+method+` is not allowed here; allowed: GET, HEAD"}` {
+			t.Fatalf("%s /plants/changes = %d Allow %q template %q %s, want 405 Allow GET, HEAD", method, rec.Code, rec.Header().Get("Allow"), tmpl, rec.Body)
+		}
+	}
+	if rec, _ := serveResolved(rt, httptest.NewRequest(http.MethodPut, "/plants/7", nil)); rec.Header().Get("X-Route") != "put" {
+		t.Fatalf("PUT /plants/7 went to %q", rec.Header().Get("X-Route"))
+	}
+}
+
 func TestRouterNotFound(t *testing.T) {
 	rt := testRouter()
 	for _, path := range []string{"/", "/plant", "/plants/1/leaves", "/PLANTS", "/secret/../etc/passwd"} {

@@ -38,6 +38,7 @@ func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readin
 		failed: make(chan error, 2), // one per listener: serve never blocks on it
 	}
 	s.api.ConnState = s.conns.track
+	s.api.RegisterOnShutdown(ready.stop)
 	return s
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/plantstore/plantstore/modules/auth/principal"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/telemetry/requestlog"
 )
@@ -24,6 +25,9 @@ type Handlers struct {
 	maxBodyBytes int64
 	log          *zap.Logger
 	created      prometheus.Counter
+
+	changeLog outbox.ChangeLog // see FollowChanges
+	stopping  <-chan struct{}
 }
 
 // NewHandlers returns the API handlers; plants created are counted on reg.
@@ -39,13 +43,15 @@ func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registere
 }
 
 // Routes are the API operations. "/plants/{id}" has no pattern for the id
-// so that a malformed id reaches the handlers and gets a 400, not a 404.
-// Each declares its scope; a token listed without scopes holds both.
+// so that a malformed id reaches the handlers and gets a 400, not a 404;
+// the router prefers "/plants/changes", a literal path, over it. Each
+// declares its scope; a token listed without scopes holds both.
 func (h *Handlers) Routes() []httpapi.Route {
 	const read, write = principal.ScopePlantsRead, principal.ScopePlantsWrite
 	return []httpapi.Route{
 		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list), Requires: read},
 		{Method: http.MethodPost, Path: "/plants", Handler: httpapi.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create)), Requires: write},
+		{Method: http.MethodGet, Path: "/plants/changes", Handler: http.HandlerFunc(h.changes), Requires: read},
 		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get), Requires: read},
 		{Method: http.MethodPut, Path: "/plants/{id}", Handler: httpapi.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.update)), Requires: write},
 		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete), Requires: write},

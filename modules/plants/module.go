@@ -68,9 +68,7 @@ var Module = fx.Module("plants",
 	fx.Provide(
 		NewStoreMetrics,
 		OpenStore,
-		func(cfg Config, store plant.Store, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
-			return NewHandlers(store, cfg.MaxBodyBytes, reg, log)
-		},
+		newHandlersFromApp,
 		httpapi.AsAPIRoutes((*Handlers).Routes),
 		newImporterFromApp,
 		httpapi.AsAPIRoutes((*Importer).Routes),
@@ -80,6 +78,32 @@ var Module = fx.Module("plants",
 	),
 	fx.Invoke(RegisterPostgresMetrics),
 )
+
+// handlersIn is what the API handlers are built from: the store, and its
+// change log for the feed (nil only where a store keeps none yet).
+// Stopping comes from the http module (it ends the feed's long answers at
+// shutdown); the plants module run alone, in its tests, has none.
+type handlersIn struct {
+	fx.In
+
+	Config   Config
+	Store    plant.Store
+	Changes  outbox.ChangeLog
+	Stopping httpapi.Stopping `optional:"true"`
+	Registry prometheus.Registerer
+	Log      *zap.Logger
+}
+
+func newHandlersFromApp(in handlersIn) (*Handlers, error) {
+	h, err := NewHandlers(in.Store, in.Config.MaxBodyBytes, in.Registry, in.Log)
+	if err != nil {
+		return nil, err
+	}
+	if in.Changes != nil {
+		h.FollowChanges(in.Changes, in.Stopping)
+	}
+	return h, nil
+}
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
 // the store's outbox (nil for memory, which keeps none), its change log
