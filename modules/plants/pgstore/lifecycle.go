@@ -11,12 +11,15 @@ import (
 // Close). The create lanes are spawned by Start, which the program calls
 // from its OnStart hook after Migrate; Close (OnStop) runs what is queued
 // and waits for them to end. A store used without Fx needs no Start: its
-// first create starts the lanes itself.
+// first create starts the lanes itself (but without Start, Wait hears of
+// this process's changes only, and nothing is pruned).
 
-// Start spawns the create lanes. It returns at once, and calling it again
-// does nothing. Its signature is an Fx start hook's.
+// Start spawns the create lanes, and the change log's listener and pruner
+// (see changelog.go). It returns at once, and calling it again does
+// nothing. Its signature is an Fx start hook's.
 func (s *Store) Start(context.Context) error {
 	s.creates.start()
+	s.startBackground()
 	return nil
 }
 

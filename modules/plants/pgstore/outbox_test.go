@@ -14,8 +14,15 @@ import (
 
 func TestOutboxConformance(t *testing.T) {
 	outboxtest.Run(t, func(t *testing.T) outboxtest.Subject {
-		s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
-		return outboxtest.Subject{Plants: s, Outbox: s.Outbox()}
+		s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+		return outboxtest.Subject{Plants: s, Outbox: s.Outbox(), Changes: s}
+	})
+}
+
+func TestChangeLogConformance(t *testing.T) {
+	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
+		s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+		return outboxtest.ChangeLogSubject{Plants: s, Changes: s}
 	})
 }
 

@@ -1,0 +1,117 @@
+package pgstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/modules/outbox"
+)
+
+// Every change of a plant is one statement that writes the plant, logs the
+// change (plant_changes, migration 0004) and, with an outbox, writes its
+// events: a data-modifying CTE per part, each selecting from the one
+// before, so that all commit or none does, in one round trip. The log's
+// version is drawn by nextval as the log's insert reads the written rows,
+// that is after the plant's write: a create that waited for a concurrent
+// delete of its id (ON CONFLICT waits, then inserts what it computed
+// before the wait) draws its version after the delete drew its own, so of
+// two changes of one plant the later always has the greater version. The
+// statement also notifies plantstore_changes, delivered at its commit, to
+// wake the followers of every replica (see ChangeLog.Wait).
+
+// changeSQL is the statement of a change: cte writes the plants and names
+// the written rows (id, name, tag) written; logged(plant_id, kind,
+// version, at) is their log; hook, unless "", is a data-modifying
+// statement reading them (the outbox's rows). It returns the changed ids
+// with their versions and times (see queryCommitted); no row when nothing
+// changed, and then it logs and notifies nothing.
+func changeSQL(cte, written string, kind outbox.Kind, hook string) string {
+	sql := cte + `, logged AS (INSERT INTO plant_changes (version, kind, plant_id, name, tag)
+SELECT nextval('plant_versions'), ` + strconv.Itoa(int(kind)) + `, id, name, tag FROM ` + written + `
+RETURNING plant_id, kind, version, at)`
+	if hook != "" {
+		sql += `, hook AS (` + hook + `)`
+	}
+	// pg_notify per row: PostgreSQL folds a transaction's identical
+	// notifications into one.
+	return sql + `
+SELECT plant_id, version, at, pg_notify('plantstore_changes', '') FROM logged`
+}
+
+// changeStatement is a change other than a create: its CTE, which takes
+// params parameters, and what it does.
+type changeStatement struct {
+	cte, written string
+	kind         outbox.Kind
+	params       int
+	plain        string // changeSQL without a hook
+}
+
+func newChangeStatement(cte, written string, kind outbox.Kind, params int) *changeStatement {
+	return &changeStatement{cte: cte, written: written, kind: kind, params: params, plain: changeSQL(cte, written, kind, "")}
+}
+
+// The conditional ones compare the stored row with the plant the caller
+// read (see update.go). A replace writes only a new content: of one with
+// the content stored, nothing is written, logged or announced.
+var (
+	replaceStatement = newChangeStatement(`WITH changed AS (UPDATE plants SET name = $2, tag = $3
+WHERE id = $1 AND (name, tag) IS DISTINCT FROM ($2, $3) RETURNING id, name, tag)`, "changed", outbox.Replaced, 3)
+	replaceMatchingStatement = newChangeStatement(`WITH changed AS (UPDATE plants SET name = $2, tag = $3
+WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5 AND (name, tag) IS DISTINCT FROM ($2, $3) RETURNING id, name, tag)`, "changed", outbox.Replaced, 5)
+	deleteStatement = newChangeStatement(`WITH removed AS (DELETE FROM plants WHERE id = $1
+RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", outbox.Deleted, 1)
+	deleteMatchingStatement = newChangeStatement(`WITH removed AS (DELETE FROM plants WHERE id = $1 AND name = $2 AND tag IS NOT DISTINCT FROM $3
+RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", outbox.Deleted, 3)
+)
+
+// changeHook is what the outbox writes with a replace or a delete: sql
+// with its placeholders from $first, reading logged (see changeSQL), and
+// args, asked before each statement, as CreateHook.Args is.
+type changeHook struct {
+	sql    func(first int) string
+	args   func(changes []outbox.Change) (args []any, done func(committed map[int64]outbox.Committed, err error))
+	hooked map[*changeStatement]string // each statement with the hook's SQL
+}
+
+// onChange sets the hook of replaces and deletes. Call it before the first
+// write, as OnCreate.
+func (s *Store) onChange(h changeHook) {
+	h.hooked = make(map[*changeStatement]string)
+	for _, st := range []*changeStatement{replaceStatement, replaceMatchingStatement, deleteStatement, deleteMatchingStatement} {
+		h.hooked[st] = changeSQL(st.cte, st.written, st.kind, h.sql(st.params+1))
+	}
+	s.changeHook = &h
+}
+
+// change runs st on conn with its args, with the hook's writes for
+// changes, and returns what it committed (nothing when it changed
+// nothing). It runs inside a commit (see commit.go), whose check of the
+// canceled wait's warning counts it; the hook hears the same outcome.
+func (s *Store) change(ctx context.Context, conn *pgx.Conn, st *changeStatement, args []any, changes []outbox.Change) (map[int64]outbox.Committed, error) {
+	sql := st.plain
+	var done func(map[int64]outbox.Committed, error)
+	if h := s.changeHook; h != nil {
+		var hookArgs []any
+		if hookArgs, done = h.args(changes); hookArgs != nil {
+			sql, args = h.hooked[st], append(args, hookArgs...)
+		}
+	}
+	var committed map[int64]outbox.Committed
+	err := Replicated(conn, func(conn *pgx.Conn) (err error) {
+		committed, err = queryCommitted(ctx, conn, sql, args, len(changes))
+		return err
+	})
+	if err != nil {
+		committed = nil
+	}
+	if len(committed) > 0 {
+		s.changed.wake()
+	}
+	if done != nil {
+		done(committed, err)
+	}
+	return committed, err
+}
