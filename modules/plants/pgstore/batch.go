@@ -329,7 +329,7 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating)
 		created = nil
 	}
 	if len(created) > 0 {
-		s.changed.wake()
+		s.announce()
 	}
 	if done != nil {
 		done(created, err)
@@ -347,7 +347,7 @@ func queryCommitted(ctx context.Context, conn *pgx.Conn, sql string, args []any,
 	committed := make(map[int64]outbox.Committed, n)
 	var id int64
 	var c outbox.Committed
-	if _, err := pgx.ForEachRow(rows, []any{&id, &c.Version, &c.At, nil}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &c.Version, &c.At}, func() error {
 		committed[id] = c
 		return nil
 	}); err != nil {

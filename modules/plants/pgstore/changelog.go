@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +21,9 @@ import (
 // transaction still open may commit after younger ones: shown in id order
 // only once no older one is open, none of them ever lands behind a cursor
 // given out. Cursors are (transaction id, version), the same on every
-// replica.
+// replica. Transaction ids are the cluster's, so a write transaction left
+// open anywhere on it, in another database too, holds the feed back until
+// it ends.
 
 const (
 	// changesSQL reads the log after the cursor ($1 the transaction id as
@@ -58,7 +61,7 @@ ORDER BY c.tx, c.version`
   WHERE (plant_changes_pruned.tx, plant_changes_pruned.version) < (excluded.tx, excluded.version)
 )
 SELECT count(*) FROM removed`
-	// notifyChannel is the channel every change statement notifies.
+	// notifyChannel is the channel notified at every change (see notifySQL).
 	notifyChannel = "plantstore_changes"
 )
 
@@ -208,21 +211,23 @@ func (w *waker) wake() {
 }
 
 // backgroundTasks are the goroutines Start spawns for the change log: the
-// listener and the pruner. Close stops them.
+// listener, the notifier and the pruner. Close stops them.
 type backgroundTasks struct {
 	once    sync.Once
 	stopped sync.Once
 	cancel  context.CancelFunc
 	done    sync.WaitGroup
+	listens atomic.Int64 // LISTENs the listener ran, for tests
 }
 
-// startBackground spawns the listener and the pruner, once.
+// startBackground spawns the listener, the notifier and the pruner, once.
 func (s *Store) startBackground() {
 	s.background.once.Do(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.background.cancel = cancel
 		s.background.done.Go(func() { s.listen(ctx) })
 		s.background.done.Go(func() { s.prune(ctx) })
+		s.background.done.Go(func() { s.notify(ctx) })
 	})
 }
 
@@ -271,6 +276,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 		return err
 	}
 	s.changed.wake()
+	s.background.listens.Add(1)
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return err
@@ -303,4 +309,3 @@ func (s *Store) prune(ctx context.Context) {
 func pruneEvery(retention time.Duration) time.Duration {
 	return max(min(retention/10, time.Minute), time.Millisecond)
 }
-

@@ -17,16 +17,26 @@ import (
 // that is after the plant's write: a create that waited for a concurrent
 // delete of its id (ON CONFLICT waits, then inserts what it computed
 // before the wait) draws its version after the delete drew its own, so of
-// two changes of one plant the later always has the greater version. The
-// statement also notifies plantstore_changes, delivered at its commit, to
-// wake the followers of every replica (see ChangeLog.Wait).
+// two changes of one plant the later always has the greater version.
+//
+// The followers of every replica are woken by a notification on
+// plantstore_changes (see ChangeLog.Wait), which the process sends once
+// the change has committed, in a transaction of its own that waits for no
+// flush (see notifySQL), rather than from the change's statement: a
+// transaction that notifies takes a lock that PostgreSQL holds through its
+// commit's WAL flush and its wait for the synchronous standbys, one lock
+// for the whole cluster, so that changes notifying in their own statements
+// would commit one at a time, never sharing a flush, and one waiting for a
+// stalled standby would hold every other change behind it. A notification
+// lost (the process dies between the commit and the notification) costs a
+// follower its poll's delay.
 
 // changeSQL is the statement of a change: cte writes the plants and names
 // the written rows (id, name, tag) written; logged(plant_id, kind,
 // version, at) is their log; hook, unless "", is a data-modifying
 // statement reading them (the outbox's rows). It returns the changed ids
 // with their versions and times (see queryCommitted); no row when nothing
-// changed, and then it logs and notifies nothing.
+// changed, and then it logs nothing.
 func changeSQL(cte, written string, kind outbox.Kind, hook string) string {
 	sql := cte + `, logged AS (INSERT INTO plant_changes (version, kind, plant_id, name, tag)
 SELECT nextval('plant_versions'), ` + strconv.Itoa(int(kind)) + `, id, name, tag FROM ` + written + `
@@ -34,10 +44,8 @@ RETURNING plant_id, kind, version, at)`
 	if hook != "" {
 		sql += `, hook AS (` + hook + `)`
 	}
-	// pg_notify per row: PostgreSQL folds a transaction's identical
-	// notifications into one.
 	return sql + `
-SELECT plant_id, version, at, pg_notify('plantstore_changes', '') FROM logged`
+SELECT plant_id, version, at FROM logged`
 }
 
 // changeStatement is a change other than a create: its CTE, which takes
@@ -108,10 +116,41 @@ func (s *Store) change(ctx context.Context, conn *pgx.Conn, st *changeStatement,
 		committed = nil
 	}
 	if len(committed) > 0 {
-		s.changed.wake()
+		s.announce()
 	}
 	if done != nil {
 		done(committed, err)
 	}
 	return committed, err
+}
+
+// notifySQL notifies the followers of every replica that a change
+// committed, in a transaction that waits for no WAL flush (the
+// notification needs none) and so holds the notification lock for no
+// longer than writing its commit record.
+const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify('` + notifyChannel + `', '')`
+
+// announce wakes this process's waiters at a change it committed, and has
+// the notifier (see Start) tell the other replicas'.
+func (s *Store) announce() {
+	s.changed.wake()
+	select {
+	case s.notifyPending <- struct{}{}:
+	default: // one is pending already: it covers this change too
+	}
+}
+
+// notify sends a notification for the changes committed since the last
+// one, one at a time: changes committed while one is sent share the next.
+func (s *Store) notify(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.notifyPending:
+		}
+		sctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+		_, _ = s.pool.Exec(sctx, notifySQL) // lost: the followers' polls cover it
+		cancel()
+	}
 }

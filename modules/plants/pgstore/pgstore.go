@@ -86,10 +86,11 @@ type Store struct {
 	closing       context.Context
 	stopCommits   context.CancelFunc // ends the statements' contexts at Close
 	creates       *batcher
-	onCreate      *CreateHook // nil: a create inserts and logs the plant only
-	hookedSQL     string      // batchSQL with onCreate's SQL
-	changeHook    *changeHook // nil: a replace or delete writes and logs the plant only
-	changed       waker       // woken at each change this process commits
+	onCreate      *CreateHook   // nil: a create inserts and logs the plant only
+	hookedSQL     string        // batchSQL with onCreate's SQL
+	changeHook    *changeHook   // nil: a replace or delete writes and logs the plant only
+	changed       waker         // woken at each change this process commits
+	notifyPending chan struct{} // a change committed since the last notification (see notify)
 	retention     time.Duration
 	background    backgroundTasks // the change log's listener and pruner (see changelog.go)
 }
@@ -193,6 +194,7 @@ func New(cfg Config) (*Store, error) {
 		commitTimeout: max(cfg.CommitTimeout, cfg.ConnectTimeout+cfg.StatementTimeout),
 		maxOrphaned:   int64(max(1, cfg.MaxConns/2)),
 		retention:     cfg.ChangesRetention,
+		notifyPending: make(chan struct{}, 1),
 	}
 	s.closing, s.stopCommits = closing, stopCommits
 	s.creates = newBatcher(s, createLanes(cfg.MaxConns))
