@@ -36,28 +36,43 @@ func spellRecords(recs []outbox.Record) []string {
 	return out
 }
 
-// A create that waited for a concurrent delete of its id (ON CONFLICT
-// waits for the deleting transaction, then inserts) draws its version
-// after the delete drew its own: the later change has the greater version.
+// A create that waited for a concurrent delete of its id draws its version
+// after the delete drew its own: the later change has the greater
+// version. The create computes its row, then checks the id (ON CONFLICT),
+// waits for the deleting transaction, and inserts the row it computed: a
+// version drawn with the row would be older than the delete's. A trigger
+// of the test's holds the create between the two (BEFORE INSERT triggers
+// run before the check) while the delete runs, so that the order is the
+// one that tells.
 func TestVersionOfACreateThatWaitedForADelete(t *testing.T) {
-	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+	url := pgtest.NewMigratedDatabase(t, plantsSchema) // the trigger alters it: dropped after, not reused
 	s := openStore(t, Config{URL: url})
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
 		t.Fatal(err)
 	}
-	// The store's own delete statement, in a transaction held open.
-	deleter, err := pgx.Connect(ctx, url)
-	if err != nil {
+	const gate = 4242 // an advisory lock the test holds, the trigger waits for
+	session := func() *pgx.Conn {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(ctx) })
+		return conn
+	}
+	holder, deleter := session(), session()
+	if _, err := holder.Exec(ctx, `CREATE FUNCTION test_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_advisory_lock_shared(4242); PERFORM pg_advisory_unlock_shared(4242); RETURN NEW; END $$;
+CREATE TRIGGER test_gate BEFORE INSERT ON plants FOR EACH ROW EXECUTE FUNCTION test_gate()`); err != nil {
 		t.Fatal(err)
 	}
-	defer deleter.Close(ctx)
-	tx, err := deleter.Begin(ctx)
-	if err != nil {
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, gate); err != nil {
 		t.Fatal(err)
 	}
-	var deletedVersion int64
-	if err := tx.QueryRow(ctx, deleteStatement.plain, int64(1)).Scan(nil, &deletedVersion, nil); err != nil {
-		t.Fatal(err)
+	waiting := func(event string) func() bool {
+		return func() bool {
+			return queryInt(t, url, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND application_name = 'plantstore' AND wait_event = $1`, event) == 1
+		}
 	}
 	created := make(chan error, 1)
 	go func() {
@@ -67,7 +82,21 @@ func TestVersionOfACreateThatWaitedForADelete(t *testing.T) {
 		}
 		created <- err
 	}()
-	waitFor(t, "the create waiting for the delete", func() bool { return blockedOnLocks(t, url) == 1 })
+	waitFor(t, "the create held by the trigger", waiting("advisory"))
+
+	// The store's own delete statement, in a transaction held open.
+	tx, err := deleter.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deletedVersion int64
+	if err := tx.QueryRow(ctx, deleteStatement.plain, int64(1)).Scan(nil, &deletedVersion, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, gate); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the create waiting for the delete", waiting("transactionid"))
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -76,10 +105,15 @@ func TestVersionOfACreateThatWaitedForADelete(t *testing.T) {
 	}
 	recs := changesOf(t, s, outbox.Cursor{})
 	if len(recs) != 3 || recs[1].Kind != outbox.Deleted || recs[1].Version != deletedVersion || recs[2].Kind != outbox.Created {
-		t.Fatalf("log = %+v, want created, deleted (v%d), created", recs, deletedVersion)
+		t.Fatalf("log = %v, want created, deleted (v%d), created", spellRecords(recs), deletedVersion)
 	}
 	if recs[2].Version <= deletedVersion {
 		t.Fatalf("the create that waited for the delete has version %d, the delete %d: want the create's greater", recs[2].Version, deletedVersion)
+	}
+	for i := 1; i < len(recs); i++ {
+		if !recs[i-1].Cursor.Less(recs[i].Cursor) {
+			t.Fatalf("cursors out of order: %+v then %+v", recs[i-1].Cursor, recs[i].Cursor)
+		}
 	}
 }
 
