@@ -87,6 +87,7 @@ var configFields = []struct {
 	{"postgres-commit-timeout", "PLANTSTORE_POSTGRES_COMMIT_TIMEOUT", "2m0s", "30s", func(c config) string { return c.Plants.Postgres.CommitTimeout.String() }},
 	{"max-body-bytes", "PLANTSTORE_MAX_BODY_BYTES", "2048", "4096", func(c config) string { return strconv.FormatInt(c.Plants.MaxBodyBytes, 10) }},
 	{"max-import-bytes", "PLANTSTORE_MAX_IMPORT_BYTES", "4096", "8192", func(c config) string { return strconv.FormatInt(c.Plants.MaxImportBytes, 10) }},
+	{"changes-retention", "PLANTSTORE_CHANGES_RETENTION", "24h0m0s", "10m0s", func(c config) string { return c.Plants.ChangesRetention.String() }},
 	{"tokens-file", "PLANTSTORE_TOKENS_FILE", "/run/env-tokens", "/run/flag-tokens", func(c config) string { return c.Auth.TokensFile }},
 	{"tokens", "PLANTSTORE_TOKENS", "env-a,env-b", "flag-a, flag-b", func(c config) string { return strings.Join(c.Auth.Tokens, ",") }},
 	{"log-level", "PLANTSTORE_LOG_LEVEL", "debug", "warn", func(c config) string { return c.Telemetry.LogLevel }},

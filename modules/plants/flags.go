@@ -12,6 +12,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", StoreBolt, "plant store: memory, bolt or postgres")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", DefaultMaxBodyBytes, "largest accepted request body in bytes")
 	fs.Int64Var(&c.MaxImportBytes, "max-import-bytes", DefaultMaxImportBytes, "largest accepted stream of POST /plants:import in bytes (each line is capped by --max-body-bytes)")
+	fs.DurationVar(&c.ChangesRetention, "changes-retention", DefaultChangesRetention,
+		"how long every store keeps a change in its log (the change feed's window) and a delivered webhook event (for a replay); at least 1m")
 	c.Bolt.RegisterFlags(fs)
 	c.Postgres.RegisterFlags(fs)
 }
@@ -28,6 +30,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxImportBytes < 0 { // zero, in a Config built in code, is the default
 		errs = append(errs, fmt.Errorf("--max-import-bytes %d: must not be negative", c.MaxImportBytes))
+	}
+	if c.ChangesRetention < MinChangesRetention {
+		errs = append(errs, fmt.Errorf("--changes-retention %v: must be at least %v", c.ChangesRetention, MinChangesRetention))
 	}
 	switch c.Store {
 	case StoreMemory, StorePostgres:

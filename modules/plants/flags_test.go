@@ -5,6 +5,7 @@ import (
 	"flag"
 	"slices"
 	"testing"
+	"time"
 )
 
 // parts are the problems Validate joined, one message each.
@@ -28,7 +29,7 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	c.RegisterFlags(fs)
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	want := []string{"data-dir", "max-body-bytes", "max-import-bytes", "postgres-commit-timeout", "postgres-connect-timeout", "postgres-max-conns",
+	want := []string{"changes-retention", "data-dir", "max-body-bytes", "max-import-bytes", "postgres-commit-timeout", "postgres-connect-timeout", "postgres-max-conns",
 		"postgres-statement-timeout", "postgres-url", "store"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("flags %q, want %q", names, want)
@@ -36,11 +37,11 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("the defaults do not validate: %v", err)
 	}
-	if c.Store != StoreBolt || c.Bolt.DataDir != "./data" || c.Postgres.MaxConns != 16 {
+	if c.Store != StoreBolt || c.Bolt.DataDir != "./data" || c.Postgres.MaxConns != 16 || c.ChangesRetention != 72*time.Hour {
 		t.Fatalf("defaults %+v", c)
 	}
 
-	err := fs.Parse([]string{"--store=postgres", "--postgres-url=postgres://db/plants", "--postgres-max-conns=0", "--data-dir="})
+	err := fs.Parse([]string{"--store=postgres", "--postgres-url=postgres://db/plants", "--postgres-max-conns=0", "--data-dir=", "--changes-retention=1m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +52,12 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	if got, want := parts(c.Validate()), []string{"--postgres-max-conns 0: want a positive number"}; !slices.Equal(got, want) {
 		t.Fatalf("Validate = %q, want %q", got, want)
 	}
-	c.Store, c.MaxBodyBytes = StoreBolt, 0
+	if c.ChangesRetention != time.Minute {
+		t.Fatalf("--changes-retention=1m set %v", c.ChangesRetention)
+	}
+	c.Store, c.MaxBodyBytes, c.ChangesRetention = StoreBolt, 0, 59*time.Second
 	got := parts(c.Validate())
-	want = []string{"--max-body-bytes 0: must be positive", "--data-dir must not be empty", "--postgres-max-conns 0: want a positive number"}
+	want = []string{"--max-body-bytes 0: must be positive", "--changes-retention 59s: must be at least 1m0s", "--data-dir must not be empty", "--postgres-max-conns 0: want a positive number"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Validate = %q, want %q", got, want)
 	}

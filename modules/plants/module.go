@@ -7,6 +7,7 @@ package plants
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
@@ -31,10 +32,22 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxImportBytes caps one stream of the bulk create (POST /plants:import).
 	MaxImportBytes int64
+	// ChangesRetention is how long every store keeps a change in its log,
+	// and a delivered webhook event for a replay; zero, in a Config built
+	// in code, is DefaultChangesRetention.
+	ChangesRetention time.Duration
 
 	Bolt     boltstore.Config
 	Postgres pgstore.Config // Tracer is set by OpenStore
 }
+
+// DefaultChangesRetention is --changes-retention's default: three days, a
+// long weekend of a follower or a webhook receiver being down.
+const DefaultChangesRetention = 72 * time.Hour
+
+// MinChangesRetention is the shortest --changes-retention accepted: a
+// follower must have time to read a change before it is pruned.
+const MinChangesRetention = time.Minute
 
 // Store names accepted by Config.Store.
 const (
@@ -69,15 +82,17 @@ var Module = fx.Module("plants",
 )
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
-// the store's outbox (nil for memory, which keeps none), and the chosen
-// store's concrete type for what only that store can do (postgres's
-// metrics, say). Exactly one of Bolt and Postgres is set when that store is
-// chosen; the other is nil, as both are with the memory store.
+// the store's outbox (nil for memory, which keeps none), its change log
+// (every store keeps one), and the chosen store's concrete type for what
+// only that store can do (postgres's metrics, say). Exactly one of Bolt and
+// Postgres is set when that store is chosen; the other is nil, as both are
+// with the memory store.
 type Stores struct {
 	fx.Out
 
 	Store    plant.Store
 	Outbox   outbox.Store
+	Changes  outbox.ChangeLog
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 }
@@ -88,19 +103,29 @@ type Stores struct {
 // drained. The module instruments the plant.Store (metrics, child spans).
 func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, error) {
 	var out Stores
+	retention := cfg.ChangesRetention
+	if retention == 0 {
+		retention = DefaultChangesRetention
+	}
 	switch cfg.Store {
 	case StoreMemory:
-		out.Store = memstore.New()
+		s := memstore.NewWithOptions(memstore.Options{ChangesRetention: retention})
+		lc.Append(fx.StartHook(s.Start)) // the change log's pruner
+		out.Store, out.Changes = s, s
 	case StoreBolt:
-		s, err := boltstore.Open(cfg.Bolt.DataDir)
+		boltCfg := cfg.Bolt
+		boltCfg.ChangesRetention = retention
+		s, err := boltstore.OpenConfig(boltCfg)
 		if err != nil {
 			return Stores{}, err
 		}
-		lc.Append(fx.StartHook(s.Start)) // the group committer's goroutine
-		out.Store, out.Bolt, out.Outbox = s, s, s.Outbox()
+		lc.Append(fx.StartHook(s.Start)) // the group committer's goroutine, and the pruner's
+		out.Store, out.Bolt, out.Outbox, out.Changes = s, s, s.Outbox(), s.Changes()
 	case StorePostgres:
 		pgCfg := cfg.Postgres
 		pgCfg.Tracer = postgresTracer(tp)
+		// TODO(lead, at the merge of pg-events): pgCfg.ChangesRetention = retention
+		// (pgstore.Config has no such field on main yet).
 		pg, err := pgstore.New(pgCfg)
 		if err != nil {
 			return Stores{}, err
@@ -111,6 +136,9 @@ func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, er
 		lc.Append(fx.StartHook(pg.Migrate))
 		lc.Append(fx.StartHook(pg.Start)) // the create lanes
 		out.Store, out.Postgres, out.Outbox = pg, pg, pg.Outbox()
+		// TODO(lead, at the merge of pg-events): out.Changes = pg's change log
+		// (pgstore has none on main yet): Stores.Changes is nil on postgres
+		// until then.
 	default:
 		return Stores{}, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}

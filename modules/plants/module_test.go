@@ -28,6 +28,7 @@ type moduleView struct {
 
 	Store    plant.Store
 	Outbox   outbox.Store
+	Changes  outbox.ChangeLog
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 	Routes   []httpserver.Route `group:"api_routes"`
@@ -64,12 +65,18 @@ func TestModuleProvidesTheChosenStoresFace(t *testing.T) {
 	if box, ok := bolt.Outbox.(*boltstore.Outbox); !ok || box != bolt.Bolt.Outbox() {
 		t.Fatalf("bolt: the outbox seen outside the module is %T, want the bolt store's", bolt.Outbox)
 	}
+	if log, ok := bolt.Changes.(*boltstore.ChangeLog); !ok || log != bolt.Bolt.Changes() {
+		t.Fatalf("bolt: the change log seen outside the module is %T, want the bolt store's", bolt.Changes)
+	}
 	mem, _ := startModule(t, Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes})
 	if mem.Bolt != nil || mem.Postgres != nil || mem.Outbox != nil {
 		t.Fatalf("memory: Bolt %v, Postgres %v, Outbox %v; want all nil", mem.Bolt, mem.Postgres, mem.Outbox)
 	}
 	if _, ok := mem.Store.(*memstore.Store); !ok {
 		t.Fatalf("memory: plant.Store outside the module is %T, want *memstore.Store", mem.Store)
+	}
+	if log, ok := mem.Changes.(*memstore.Store); !ok || plant.Store(log) != mem.Store {
+		t.Fatalf("memory: the change log outside the module is %T, want the memory store's", mem.Changes)
 	}
 }
 

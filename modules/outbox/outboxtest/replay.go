@@ -15,8 +15,9 @@ func byVersion(ds []outbox.Delivery) []outbox.Delivery {
 }
 
 // sameEvents fails t unless got are want's events, as first claimed (ids,
-// bodies, kinds, versions, times), each claimed for its first attempt again.
-func sameEvents(t *testing.T, what string, got, want []outbox.Delivery) {
+// bodies, kinds, versions, times), each claimed for its first attempt
+// again. It returns got, sorted by version.
+func sameEvents(t *testing.T, what string, got, want []outbox.Delivery) []outbox.Delivery {
 	t.Helper()
 	byVersion(got)
 	if len(got) != len(want) {
@@ -30,6 +31,7 @@ func sameEvents(t *testing.T, what string, got, want []outbox.Delivery) {
 				d.ID, d.Endpoint, d.Body, d.Kind, d.Version, d.CreatedAt, d.Attempt, w.ID, w.Endpoint, w.Body, w.Kind, w.Version, w.CreatedAt)
 		}
 	}
+	return got
 }
 
 // replay replays, failing t unless it made want deliveries due.
@@ -63,17 +65,17 @@ func testDeliveredEventsAreReplayed(t *testing.T, h harness) {
 
 	// Since the second event's commit: the second and the third.
 	replay(t, h.box, "a", first[1].CreatedAt, 10, 2)
-	sameEvents(t, "replayed since the second", ClaimSoon(t, h.box, "a", 2, hour), first[1:])
+	again := sameEvents(t, "replayed since the second", ClaimSoon(t, h.box, "a", 2, hour), first[1:])
 	// Those two are pending (claimed): only the first is made due.
 	replay(t, h.box, "a", time.Time{}, 10, 1)
 	replay(t, h.box, "a", time.Time{}, 10, 0)
-	sameEvents(t, "replayed while the others were pending", ClaimSoon(t, h.box, "a", 1, hour), first[:1])
+	again = append(sameEvents(t, "replayed while the others were pending", ClaimSoon(t, h.box, "a", 1, hour), first[:1]), again...)
 	if stats, _ := h.box.Stats(ctx); stats["a"].Pending != 3 {
 		t.Fatalf("stats of a = %+v, want the 3 replayed pending", stats["a"])
 	}
 
-	// Delivered again: a limit takes the oldest first.
-	if err := h.box.Delivered(ctx, first); err != nil {
+	// Delivered again (as claimed again): a limit takes the oldest first.
+	if err := h.box.Delivered(ctx, again); err != nil {
 		t.Fatal(err)
 	}
 	replay(t, h.box, "a", time.Time{}, 1, 1)
@@ -120,8 +122,8 @@ func testPruneRemovesOnlyOldDeliveredEvents(t *testing.T, h harness) {
 	prune(ds[0].CreatedAt, 0) // committed at, not before
 	prune(ds[1].CreatedAt, 1) // the first
 	replay(t, h.box, "a", time.Time{}, 10, 1)
-	sameEvents(t, "replayed after a prune", ClaimSoon(t, h.box, "a", 1, hour), ds[1:2])
-	if err := h.box.Delivered(ctx, ds[1:2]); err != nil {
+	again := sameEvents(t, "replayed after a prune", ClaimSoon(t, h.box, "a", 1, hour), ds[1:2])
+	if err := h.box.Delivered(ctx, again); err != nil {
 		t.Fatal(err)
 	}
 	prune(time.Now().Add(hour), 1) // the second; the pending one and the dead letter stay

@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -47,27 +47,28 @@ func TestAnswersDoNotRerunTheBatch(t *testing.T) {
 	}
 }
 
-// The CreateHook writes in the transaction that creates a plant: it runs
+// The ChangeHook writes in the transaction that creates a plant: it runs
 // once per created plant, never for an identical re-create or a conflict,
 // and what it writes commits with the plant. A hook that fails fails its
 // own create, which leaves nothing behind, while the batch's other creates
 // commit.
-func TestCreateHookWritesInTheCreatingTransaction(t *testing.T) {
+func TestChangeHookWritesInTheCreatingTransaction(t *testing.T) {
 	s := openInternal(t)
-	outbox := []byte("test_outbox")
+	hooked := []byte("test_outbox")
 	if err := s.db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucket(outbox)
+		_, err := tx.CreateBucket(hooked)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	s.OnCreate(func(_ context.Context, tx *bolt.Tx, p plant.Plant) error {
+	s.OnChange(func(tx *bolt.Tx, c outbox.Change, _ outbox.Committed) error {
+		p := c.After
 		if p.Name == "refused" {
 			return boom
 		}
 		key := plantKey(p.ID)
-		return tx.Bucket(outbox).Put(key[:], []byte(p.Name))
+		return tx.Bucket(hooked).Put(key[:], []byte(p.Name))
 	})
 	rose := plant.Plant{ID: 1, Name: "rose"}
 	type created struct {
@@ -93,7 +94,7 @@ func TestCreateHookWritesInTheCreatingTransaction(t *testing.T) {
 	}
 	entries := map[string]string{}
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(outbox).ForEach(func(k, v []byte) error {
+		return tx.Bucket(hooked).ForEach(func(k, v []byte) error {
 			id, _ := plantID(k)
 			entries[fmt.Sprint(id)] = string(v)
 			return nil

@@ -64,6 +64,35 @@ type committer struct {
 
 	commits atomic.Int64 // transactions committed, for benchmarks
 	writes  atomic.Int64 // writes committed
+
+	// changed says whether the transaction being applied logged a change
+	// (set by Store.logChange); owned by run.
+	changed bool
+	wakeMu  sync.Mutex
+	// wake is closed once the next commit that logged a change is on
+	// disk; nil until a wait asks for it, so that a commit nobody waits
+	// for allocates no channel.
+	wake chan struct{}
+}
+
+// wait returns the channel closed at the next durable commit of a change.
+func (c *committer) wait() <-chan struct{} {
+	c.wakeMu.Lock()
+	defer c.wakeMu.Unlock()
+	if c.wake == nil {
+		c.wake = make(chan struct{})
+	}
+	return c.wake
+}
+
+// wakeUp closes the channel of the waiters, if any.
+func (c *committer) wakeUp() {
+	c.wakeMu.Lock()
+	defer c.wakeMu.Unlock()
+	if c.wake != nil {
+		close(c.wake)
+		c.wake = nil
+	}
 }
 
 // newCommitter builds the committer of db, whose committed transactions up
@@ -171,6 +200,7 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 		var txID int
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			txID = tx.ID()
+			c.changed = false
 			for i, p := range batch {
 				result, err := p.apply(tx)
 				if err != nil && !plant.IsAnswer(err) {
@@ -192,6 +222,9 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 			c.durable.Store(int64(txID))
 			c.commits.Add(1)
 			c.writes.Add(int64(len(batch)))
+			if c.changed {
+				c.wakeUp()
+			}
 		}
 		for i, p := range batch {
 			if err != nil {

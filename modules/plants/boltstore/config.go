@@ -3,11 +3,16 @@ package boltstore
 import (
 	"errors"
 	"flag"
+	"time"
 )
 
 // Config is the bolt store's part of the program's configuration.
 type Config struct {
 	DataDir string // the directory of plants.db (see Open)
+	// ChangesRetention is how long the change log keeps a change, and the
+	// outbox a delivered event (for a replay); zero keeps them for ever.
+	// The plants module owns its flag, shared by every store.
+	ChangesRetention time.Duration
 }
 
 // RegisterFlags defines the bolt store's flags on fs, each filling its

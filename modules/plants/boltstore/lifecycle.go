@@ -1,17 +1,32 @@
 package boltstore
 
-import "context"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 // Open only builds: it opens and upgrades the file but spawns nothing. The
-// group committer's goroutine is spawned by Start, which the program calls
-// from its OnStart hook; Close (OnStop) commits what is queued and waits
-// for it to end. A store used without Fx needs no Start: its first write
-// starts the committer itself.
+// group committer's goroutine, and with a retention the pruner's, are
+// spawned by Start, which the program calls from its OnStart hook; Close
+// (OnStop) stops the pruner, commits what is queued and waits for the
+// committer to end. A store used without Fx needs no Start: its first
+// write starts the committer itself (and nothing is pruned).
 
-// Start spawns the group committer's goroutine. It returns at once, and
-// calling it again does nothing. Its signature is an Fx start hook's.
+// Start spawns the group committer's goroutine and, with a retention, the
+// pruner's. It returns at once, and calling it again does nothing. Its
+// signature is an Fx start hook's.
 func (s *Store) Start(context.Context) error {
 	s.writes.start()
+	s.pruner.once.Do(func() {
+		if s.cfg.ChangesRetention <= 0 {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.pruner.cancel, s.pruner.done = cancel, make(chan struct{})
+		s.writes.spawned++
+		go s.prune(ctx)
+	})
 	return nil
 }
 
@@ -21,4 +36,47 @@ func (c *committer) start() {
 		c.spawned++
 		go c.run()
 	})
+}
+
+// pruner is the goroutine that removes what is past the retention.
+type pruner struct {
+	once   sync.Once
+	cancel context.CancelFunc // stops it; nil when none was spawned
+	done   chan struct{}      // closed when it ends
+}
+
+// pruneInterval is how often a store prunes what it keeps for its
+// retention: a tenth of it, at most a minute, so that nothing outlives its
+// window by more than a tenth of it.
+func pruneInterval(retention time.Duration) time.Duration {
+	return min(retention/10, time.Minute)
+}
+
+// prune removes, at every interval, the changes and the delivered events
+// committed before the retention window. A failed prune (a full disk, a
+// write timing out under load) is tried again at the next tick.
+func (s *Store) prune(ctx context.Context) {
+	defer close(s.pruner.done)
+	tick := time.NewTicker(pruneInterval(s.cfg.ChangesRetention))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			before := now.Add(-s.cfg.ChangesRetention)
+			_, _ = s.changes.PruneChanges(ctx, before)
+			_, _ = s.outbox.Prune(ctx, before)
+		}
+	}
+}
+
+// stopPruner stops the pruner, if Start spawned one, and waits for it.
+func (s *Store) stopPruner() {
+	s.pruner.once.Do(func() {}) // a later Start spawns none
+	if s.pruner.cancel != nil {
+		s.pruner.cancel()
+		<-s.pruner.done
+		s.pruner.cancel = nil
+	}
 }

@@ -33,6 +33,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, name: "plants and their tag index", creates: [][]byte{plantsBucket, tagsBucket}},
 	{version: 2, name: "the webhook outbox and its dead letters", creates: [][]byte{OutboxBucket, DeadLetterBucket}},
+	{version: 3, name: "the change log and the delivered webhook events", creates: [][]byte{ChangesBucket, DeliveredBucket}},
 }
 
 // errNewerFormat marks a file written by a newer build.

@@ -174,7 +174,7 @@ func TestUpgradeAppliesPendingMigrationsOnce(t *testing.T) {
 	runs := 0
 	list := withOutbox(&runs, nil)
 	latest := list[len(list)-1].version
-	s, err := openWith(dir, list)
+	s, err := openWith(Config{DataDir: dir}, list)
 	if err != nil {
 		t.Fatalf("Open = %v", err)
 	}
@@ -190,7 +190,7 @@ func TestUpgradeAppliesPendingMigrationsOnce(t *testing.T) {
 		return nil
 	})
 
-	s, err = openWith(dir, list)
+	s, err = openWith(Config{DataDir: dir}, list)
 	if err != nil {
 		t.Fatalf("second Open = %v", err)
 	}
@@ -218,7 +218,7 @@ func TestFailedMigrationLeavesTheFileAsItWas(t *testing.T) {
 	runs := 0
 	list := withOutbox(&runs, errors.New("disk says no"))
 	latest := list[len(list)-1].version
-	_, err := openWith(dir, list)
+	_, err := openWith(Config{DataDir: dir}, list)
 	want := fmt.Sprintf("bolt store: cannot upgrade %s from format version 1 to %d: migration %d (an outbox): disk says no",
 		filepath.Join(dir, FileName), latest, latest)
 	if err == nil || err.Error() != want {
@@ -234,7 +234,7 @@ func TestFailedMigrationLeavesTheFileAsItWas(t *testing.T) {
 		}
 		return nil
 	})
-	s, err := openWith(dir, withOutbox(&runs, nil))
+	s, err := openWith(Config{DataDir: dir}, withOutbox(&runs, nil))
 	if err != nil {
 		t.Fatalf("Open with the fixed migration = %v", err)
 	}
@@ -248,7 +248,7 @@ func TestMissingBucketOfTheFileVersionIsDamage(t *testing.T) {
 	dir := format1Dir(t)
 	runs := 0
 	list := withOutbox(&runs, nil)
-	s, err := openWith(dir, list)
+	s, err := openWith(Config{DataDir: dir}, list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestMissingBucketOfTheFileVersionIsDamage(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = openWith(dir, list)
+	_, err = openWith(Config{DataDir: dir}, list)
 	path := filepath.Join(dir, FileName)
 	want := "bolt store: " + path + ` is not a readable plant store (corrupt, or not a plantstore file): buckets are missing: ["outbox"]; ` +
 		"move it away to start empty, or restore it from a backup"

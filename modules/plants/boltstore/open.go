@@ -25,10 +25,15 @@ const lockTimeout = 100 * time.Millisecond
 // dir in use by another process or not writable, a plants.db this process
 // may not write, one that is not a plant store, or one a newer build wrote.
 // An older file is upgraded first (see migrate.go).
-func Open(dir string) (*Store, error) { return openWith(dir, migrations) }
+func Open(dir string) (*Store, error) { return OpenConfig(Config{DataDir: dir}) }
 
-// openWith is Open with a migration list of the caller's, for tests.
-func openWith(dir string, list []migration) (*Store, error) {
+// OpenConfig is Open of cfg.DataDir, keeping changes and delivered events
+// for cfg.ChangesRetention (zero: for ever).
+func OpenConfig(cfg Config) (*Store, error) { return openWith(cfg, migrations) }
+
+// openWith is OpenConfig with a migration list of the caller's, for tests.
+func openWith(cfg Config, list []migration) (*Store, error) {
+	dir := cfg.DataDir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("bolt store: cannot create data dir %q: %w", dir, unwrapPath(err))
 	}
@@ -56,8 +61,9 @@ func openWith(dir string, list []migration) (*Store, error) {
 		return nil, fmt.Errorf("bolt store: cannot sync %s: %w", path, err)
 	}
 	_ = db.View(func(tx *bolt.Tx) error { txID = tx.ID(); return nil })
-	s := &Store{db: db, writes: newCommitter(db, txID)}
+	s := &Store{db: db, writes: newCommitter(db, txID), cfg: cfg}
 	s.outbox = newOutbox(s)
+	s.changes = &ChangeLog{store: s}
 	return s, nil
 }
 

@@ -9,11 +9,14 @@ import (
 )
 
 // The webhook outbox's buckets, made by migration 2: the pending
-// deliveries, filed in the transaction that creates their plant, and the
-// dead letters. Outbox (outboxstore.go) alone reads and writes them.
+// deliveries, filed in the transaction that makes the change they
+// announce, and the dead letters; and by migration 3, the delivered
+// events, kept for a replay until they are pruned. Outbox
+// (outboxstore.go) alone reads and writes them.
 var (
 	OutboxBucket     = []byte("webhook_outbox")
 	DeadLetterBucket = []byte("webhook_dead_letters")
+	DeliveredBucket  = []byte("webhook_delivered")
 )
 
 // Update runs fn in a write transaction of the group commit, shared with

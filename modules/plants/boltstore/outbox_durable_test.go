@@ -59,7 +59,7 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 				}
 			}
 			onDisk := outbox.Row{ID: outbox.NewID(), Endpoint: "a", Event: outbox.Event{Body: []byte(`{"id":1,"name":"on disk"}`)}}
-			if err := box.write(tx, []outbox.Row{onDisk}); err != nil {
+			if err := box.write(tx, []outbox.Row{onDisk}, outbox.Committed{At: time.Now()}); err != nil {
 				return err
 			}
 			now := time.Now()
@@ -92,6 +92,22 @@ func TestOutboxConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return outboxtest.Subject{Plants: s, Outbox: s.Outbox()}
+		return outboxtest.Subject{Plants: s, Outbox: s.Outbox(), Changes: s.Changes()}
+	})
+}
+
+func TestChangeLogConformance(t *testing.T) {
+	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
+		s, err := Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := s.Check(); err != nil {
+				t.Errorf("Check = %v", err)
+			}
+			s.Close()
+		})
+		return outboxtest.ChangeLogSubject{Plants: s, Changes: s.Changes()}
 	})
 }

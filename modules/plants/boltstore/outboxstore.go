@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -14,7 +14,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/plantstore/plantstore/modules/outbox"
-	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
 // Outbox is the webhook outbox in the store's file (outbox.Store). A
@@ -39,13 +38,13 @@ func newOutbox(s *Store) *Outbox {
 	return &Outbox{store: s, now: time.Now, leased: make(map[string]time.Time)}
 }
 
-// OnChange implements outbox.Store: every plant the store creates asks
-// plan, in the creating transaction, for the rows to file with it. lease
-// is unused: the plan is asked without claims.
+// OnChange implements outbox.Store: every change the store commits asks
+// plan, in its transaction, for the rows to file with it. lease is unused:
+// the plan is asked without claims.
 func (o *Outbox) OnChange(_ time.Duration, plan outbox.Plan) {
-	o.store.OnCreate(func(ctx context.Context, tx *bolt.Tx, p plant.Plant) error {
-		rows, _ := plan([]outbox.Change{{Ctx: ctx, Kind: outbox.Created, After: p}}, false)
-		return o.write(tx, rows)
+	o.store.OnChange(func(tx *bolt.Tx, c outbox.Change, committed outbox.Committed) error {
+		rows, _ := plan([]outbox.Change{c}, false)
+		return o.write(tx, rows, committed)
 	})
 }
 
@@ -63,6 +62,19 @@ type boltRecord struct {
 	// claimed only once that transaction is on disk (0: filed before this
 	// field was, by a process since gone, so on disk).
 	Tx int `json:"tx,omitempty"`
+	// Kind and Version are the change's (0 for both in a record filed
+	// before they were: a create, of no known version).
+	Kind    outbox.Kind `json:"kind,omitempty"`
+	Version int64       `json:"version,omitempty"`
+}
+
+// kind is the record's change's kind: a record filed before kinds were
+// announces a create, the one change announced then.
+func (r boltRecord) kind() outbox.Kind {
+	if r.Kind == 0 {
+		return outbox.Created
+	}
+	return r.Kind
 }
 
 // A pending delivery's value is its creation time (8 bytes, big-endian Unix
@@ -89,30 +101,45 @@ func decodePending(k, v []byte) (boltRecord, error) {
 }
 
 // pendingKey files a delivery: endpoint, 0, due time (big-endian Unix
-// nanoseconds, so keys sort by it), id. Endpoint names hold no 0 byte.
+// nanoseconds, so keys sort by it), id. Endpoint names hold no 0 byte. A
+// delivered event is filed the same way under its change's commit time.
+// A time before 1970 (the zero time of a replay since the beginning)
+// files as 1970.
 func pendingKey(endpoint string, due time.Time, id string) []byte {
 	k := make([]byte, 0, len(endpoint)+1+8+len(id))
 	k = append(k, endpoint...)
 	k = append(k, 0)
-	k = binary.BigEndian.AppendUint64(k, uint64(due.UnixNano()))
+	k = binary.BigEndian.AppendUint64(k, uint64(max(0, unixNano(due)))) //nolint:gosec // G115: not negative
 	return append(k, id...)
 }
 
+// unixNano is t.UnixNano, defined for every time: clamped to what an
+// int64 of nanoseconds holds (1678 to 2262).
+func unixNano(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
 // write files rows, due now, in the transaction that makes the change
-// they announce.
-func (o *Outbox) write(tx *bolt.Tx, rows []outbox.Row) error {
+// they announce, with the version and time its log record was given.
+func (o *Outbox) write(tx *bolt.Tx, rows []outbox.Row, c outbox.Committed) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	b := tx.Bucket(OutboxBucket)
-	now := o.now()
 	for _, row := range rows {
-		r := boltRecord{ID: row.ID, Endpoint: row.Endpoint, Body: row.Event.Body, TraceParent: row.Event.TraceParent, Created: now.UnixNano(), Tx: tx.ID()}
+		r := boltRecord{ID: row.ID, Endpoint: row.Endpoint, Body: row.Event.Body, TraceParent: row.Event.TraceParent,
+			Created: c.At.UnixNano(), Tx: tx.ID(), Kind: row.Kind, Version: c.Version}
 		v, err := pendingValue(r)
 		if err != nil {
 			return err
 		}
-		if err := b.Put(pendingKey(row.Endpoint, now, r.ID), v); err != nil {
+		if err := b.Put(pendingKey(row.Endpoint, c.At, r.ID), v); err != nil {
 			return err
 		}
 	}
@@ -154,7 +181,7 @@ func (o *Outbox) Claim(_ context.Context, endpoint string, max int, lease time.D
 				break
 			}
 			o.leased[r.ID] = now.Add(lease)
-			out = append(out, outbox.Delivery{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, TraceParent: r.TraceParent,
+			out = append(out, outbox.Delivery{ID: r.ID, Endpoint: r.Endpoint, Kind: r.kind(), Version: r.Version, Body: r.Body, TraceParent: r.TraceParent,
 				CreatedAt: time.Unix(0, r.Created), Attempt: r.Attempts + 1, Key: slices.Clone(k)})
 		}
 		return nil
@@ -171,12 +198,26 @@ func (o *Outbox) settle(ctx context.Context, d outbox.Delivery, fn func(tx *bolt
 	return err
 }
 
-// Delivered implements outbox.Outbox.
+// Delivered implements outbox.Outbox: each delivery moves to the
+// delivered bucket, filed under its endpoint, its change's commit time and
+// its id, for Replay and Prune to seek.
 func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(OutboxBucket)
+		b, delivered := tx.Bucket(OutboxBucket), tx.Bucket(DeliveredBucket)
 		for _, d := range ds {
-			if err := b.Delete(d.Key); err != nil {
+			r, err := o.take(b, d)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				continue // dropped with its endpoint, or settled already
+			}
+			r.Attempts, r.LastError = d.Attempt, ""
+			v, err := pendingValue(*r)
+			if err != nil {
+				return err
+			}
+			if err := delivered.Put(pendingKey(r.Endpoint, time.Unix(0, r.Created), r.ID), v); err != nil {
 				return err
 			}
 		}
@@ -360,10 +401,86 @@ func (o *Outbox) view(fn func(tx *bolt.Tx) error) error {
 	return o.store.ViewDurable(func(tx *bolt.Tx, _ int) error { return fn(tx) })
 }
 
-// Replay implements outbox.Outbox. Not yet: delivered events are removed.
-func (o *Outbox) Replay(context.Context, string, time.Time, int) (int, error) {
-	return 0, errors.ErrUnsupported
+// MaxReplay is the most events one Replay makes due: a larger replay is
+// several calls, each one commit of a bounded size.
+const MaxReplay = 10_000
+
+// Replay implements outbox.Outbox: the delivered events of endpoint from
+// since on move back to the pending deliveries, due now, with their
+// attempts counted from zero. One moved is no longer delivered, so a
+// second replay finds it pending and leaves it.
+func (o *Outbox) Replay(ctx context.Context, endpoint string, since time.Time, limit int) (int, error) {
+	limit = min(limit, MaxReplay)
+	if limit <= 0 {
+		return 0, nil
+	}
+	now := o.now()
+	var n int
+	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
+		n = 0 // the write may run again
+		delivered, pending := tx.Bucket(DeliveredBucket), tx.Bucket(OutboxBucket)
+		prefix := append([]byte(endpoint), 0)
+		var moved [][]byte
+		c := delivered.Cursor()
+		for k, v := c.Seek(pendingKey(endpoint, since, "")); k != nil && bytes.HasPrefix(k, prefix) && len(moved) < limit; k, v = c.Next() {
+			r, err := decodePending(k, v)
+			if err != nil {
+				return err
+			}
+			r.Attempts, r.LastError, r.Tx = 0, "", tx.ID()
+			nv, err := pendingValue(r)
+			if err != nil {
+				return err
+			}
+			if err := pending.Put(pendingKey(endpoint, now, r.ID), nv); err != nil {
+				return err
+			}
+			moved = append(moved, slices.Clone(k))
+		}
+		for _, k := range moved {
+			if err := delivered.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(moved)
+		return nil
+	})
+	return n, err
 }
 
-// Prune implements outbox.Outbox. Not yet: delivered events are removed.
-func (o *Outbox) Prune(context.Context, time.Time) (int, error) { return 0, nil }
+// Prune implements outbox.Outbox: in each endpoint's delivered events,
+// which are filed by their change's commit time, those before before, in
+// transactions of at most pruneBatch events. Pending events and dead
+// letters are in other buckets.
+func (o *Outbox) Prune(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		var n int
+		err := o.store.Update(ctx, func(tx *bolt.Tx) error {
+			n = 0 // the write may run again
+			b := tx.Bucket(DeliveredBucket)
+			var doomed [][]byte
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil && len(doomed) < pruneBatch; {
+				ep := k[:bytes.IndexByte(k, 0)]
+				if bytes.Compare(k, pendingKey(string(ep), before, "")) < 0 {
+					doomed = append(doomed, slices.Clone(k))
+					k, _ = c.Next()
+					continue
+				}
+				k, _ = c.Seek(append(slices.Clone(ep), 1)) // past this endpoint's keys
+			}
+			for _, k := range doomed {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			n = len(doomed)
+			return nil
+		})
+		total += n
+		if err != nil || n < pruneBatch {
+			return total, err
+		}
+	}
+}

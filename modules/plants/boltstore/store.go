@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -27,25 +28,32 @@ var (
 type Store struct {
 	db       *bolt.DB
 	writes   *committer
-	onCreate CreateHook // nil: a create writes the plant only
+	onChange ChangeHook // nil: a change writes the plant and its log record only
 	outbox   *Outbox
+	changes  *ChangeLog
+	cfg      Config
+	pruner   pruner
 }
 
-// CreateHook writes what goes with a newly created plant (an outbox entry
-// announcing it, say) in the transaction that stores it, so that both are
-// on disk or neither is. It runs only for a plant this transaction creates,
-// never for an identical re-create or a conflict. An error from it is a
-// failure of that create: the batch is re-run without it. Like every write
-// it may run more than once for one create (a batch re-run after another
-// write's failure) and must depend on the transaction's state only.
+// ChangeHook writes what goes with a committed change (an outbox entry
+// announcing it, say) in the transaction that makes it, so that both are
+// on disk or neither is. It runs only for a change this transaction
+// commits, never for an identical re-create or PUT, an answer, or a DELETE
+// of a missing plant; c.Before is the plant as the transaction read it.
+// committed is what the change's log record was given. An error from it
+// is a failure of that write: the batch is re-run without it. Like every
+// write it may run more than once for one change (a batch re-run after
+// another write's failure) and must depend on the transaction's state
+// only.
 //
-// ctx is the create's own, for what the hook records of its request (an
-// event's trace parent); the transaction is the committer's and outlives it.
-type CreateHook func(ctx context.Context, tx *bolt.Tx, p plant.Plant) error
+// c.Ctx is the write's own, for what the hook records of its request (an
+// event's trace parent); the transaction is the committer's and outlives
+// it.
+type ChangeHook func(tx *bolt.Tx, c outbox.Change, committed outbox.Committed) error
 
-// OnCreate sets the store's CreateHook. Call it before the first write
+// OnChange sets the store's ChangeHook. Call it before the first write
 // (before Start): the committer reads it without a lock.
-func (s *Store) OnCreate(h CreateHook) { s.onCreate = h }
+func (s *Store) OnChange(h ChangeHook) { s.onChange = h }
 
 // Create implements plant.Store. It returns once the plant is on disk.
 //
@@ -62,23 +70,30 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, 
 	}
 	return s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
 		res, err := create(tx, key[:], value, index)
-		if res == plant.Created && s.onCreate != nil {
-			err = s.runCreateHook(ctx, tx, key[:], value)
+		if res == plant.Created {
+			err = s.changed(ctx, tx, outbox.Created, key[:], plant.Plant{}, value)
 		}
 		return res, err
 	})
 }
 
-// runCreateHook calls the CreateHook with the plant just stored, decoded
-// from its value rather than captured from Create's argument, so that
-// without a hook the argument does not escape and a create allocates what
-// it did before the hook existed.
-func (s *Store) runCreateHook(ctx context.Context, tx *bolt.Tx, key, value []byte) error {
-	p, err := decodePlant(key, value)
-	if err != nil {
+// changed logs a change committed in tx, and runs the ChangeHook with it:
+// the plant stored under key was before (zero for Created) and is value
+// (nil for Deleted). The plant is decoded from its value rather than
+// captured from the write's argument, and only for a hook, so that
+// without one a create allocates no plant.
+func (s *Store) changed(ctx context.Context, tx *bolt.Tx, kind outbox.Kind, key []byte, before plant.Plant, value []byte) error {
+	committed, err := s.logChange(tx, kind, key, value)
+	if err != nil || s.onChange == nil {
 		return err
 	}
-	return s.onCreate(ctx, tx, p)
+	c := outbox.Change{Ctx: ctx, Kind: kind, Before: before}
+	if value != nil {
+		if c.After, err = decodePlant(key, value); err != nil {
+			return err
+		}
+	}
+	return s.onChange(tx, c, committed)
 }
 
 // settledOnDisk answers a create from what is on disk, when a plant is
@@ -136,21 +151,11 @@ func create(tx *bolt.Tx, key, value, index []byte) (plant.CreateResult, error) {
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	key := plantKey(id)
 	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
-		plants := tx.Bucket(plantsBucket)
-		old := plants.Get(key[:])
-		if old == nil {
-			return 0, plant.ErrNotFound
-		}
-		p, err := decodePlant(key[:], old)
+		old, err := storedMatching(tx, key[:], nil)
 		if err != nil {
 			return 0, err
 		}
-		if p.Tag != nil {
-			if err := tx.Bucket(tagsBucket).Delete(indexKey(tagDigest(*p.Tag), id)); err != nil {
-				return 0, err
-			}
-		}
-		return 0, plants.Delete(key[:])
+		return 0, s.remove(ctx, tx, key[:], old)
 	})
 	return err
 }
@@ -260,6 +265,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close commits the writes already queued and closes the file.
 func (s *Store) Close() error {
+	s.stopPruner()
 	s.writes.close()
 	return s.db.Close()
 }

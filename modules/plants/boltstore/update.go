@@ -5,6 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -25,16 +26,22 @@ func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) 
 		if samePlant(old, value) {
 			return 0, nil // nothing changes
 		}
-		if err := dropTagIndex(tx, key[:], old); err != nil {
+		before, err := decodePlant(key[:], old)
+		if err != nil {
+			return 0, err
+		}
+		if err := dropTagIndex(tx, before); err != nil {
 			return 0, err
 		}
 		if err := tx.Bucket(plantsBucket).Put(key[:], value); err != nil {
 			return 0, err
 		}
 		if index != nil {
-			return 0, tx.Bucket(tagsBucket).Put(index, []byte{})
+			if err := tx.Bucket(tagsBucket).Put(index, []byte{}); err != nil {
+				return 0, err
+			}
 		}
-		return 0, nil
+		return 0, s.changed(ctx, tx, outbox.Replaced, key[:], before, value)
 	})
 	return err
 }
@@ -47,12 +54,25 @@ func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
 		if err != nil {
 			return 0, err
 		}
-		if err := dropTagIndex(tx, key[:], old); err != nil {
-			return 0, err
-		}
-		return 0, tx.Bucket(plantsBucket).Delete(key[:])
+		return 0, s.remove(ctx, tx, key[:], old)
 	})
 	return err
+}
+
+// remove deletes the plant stored under key as old, with its tag index
+// entry, and logs the deletion.
+func (s *Store) remove(ctx context.Context, tx *bolt.Tx, key, old []byte) error {
+	before, err := decodePlant(key, old)
+	if err != nil {
+		return err
+	}
+	if err := dropTagIndex(tx, before); err != nil {
+		return err
+	}
+	if err := tx.Bucket(plantsBucket).Delete(key); err != nil {
+		return err
+	}
+	return s.changed(ctx, tx, outbox.Deleted, key, before, nil)
 }
 
 // storedMatching returns the value stored under key: plant.ErrNotFound when
@@ -69,13 +89,8 @@ func storedMatching(tx *bolt.Tx, key, matchValue []byte) ([]byte, error) {
 	return old, nil
 }
 
-// dropTagIndex removes the tag index entry of the plant stored as value
-// under key, if it has a tag.
-func dropTagIndex(tx *bolt.Tx, key, value []byte) error {
-	p, err := decodePlant(key, value)
-	if err != nil {
-		return err
-	}
+// dropTagIndex removes the tag index entry of p, if it has a tag.
+func dropTagIndex(tx *bolt.Tx, p plant.Plant) error {
 	if p.Tag == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/btree"
 
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -21,6 +22,11 @@ type Store struct {
 	mu      sync.RWMutex
 	records *btree.BTreeG[record]
 	texts   texts
+	log     changeLog // under mu
+
+	opts      Options
+	lifecycle sync.Mutex // Start and Close
+	pruner    pruner
 }
 
 // record is one stored plant: its id and where its name and tag are.
@@ -58,6 +64,7 @@ func (s *Store) Create(_ context.Context, p plant.Plant) (plant.CreateResult, er
 	rec := record{id: p.ID, nameLen: uint32(len(p.Name)), hasTag: p.Tag != nil} //nolint:gosec // G115: at most maxTextLen
 	rec.text = s.texts.add(p.Name, tag)
 	s.records.ReplaceOrInsert(rec)
+	s.logChange(outbox.Created, p.ID, p.Name, tag, p.Tag != nil)
 	return plant.Created, nil
 }
 
@@ -133,6 +140,7 @@ func (s *Store) Delete(_ context.Context, id int64) error {
 	if s.texts.wasteful() {
 		s.compact()
 	}
+	s.logChange(outbox.Deleted, id, "", "", false)
 	return nil
 }
 
@@ -152,6 +160,3 @@ func (s *Store) compact() {
 
 // Ping implements plant.Store; memory is always reachable.
 func (s *Store) Ping(context.Context) error { return nil }
-
-// Close implements plant.Store.
-func (s *Store) Close() error { return nil }

@@ -1,8 +1,14 @@
 package memstore_test
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"testing/synctest"
+	"time"
 
+	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/plants/storetest"
@@ -10,4 +16,49 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(*testing.T) plant.Store { return memstore.New() })
+}
+
+func TestChangeLog(t *testing.T) {
+	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
+		s := memstore.New()
+		t.Cleanup(func() { _ = s.Close() })
+		return outboxtest.ChangeLogSubject{Plants: s, Changes: s}
+	})
+}
+
+// The goroutine Start spawns prunes the change log every tenth of the
+// retention: a change is kept for the retention, and gone within a tenth
+// of it more. Close stops the goroutine (the bubble would not end with it
+// running).
+func TestChangesArePrunedPastTheRetention(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := memstore.NewWithOptions(memstore.Options{ChangesRetention: time.Hour})
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour) // the ticks at 6, 12, ... 60 minutes: the change is not older than an hour yet
+		synctest.Wait()
+		if recs, err := s.Changes(ctx, outbox.Cursor{}, 10); err != nil || len(recs) != 1 {
+			t.Fatalf("after an hour: %d records, %v; want the change kept", len(recs), err)
+		}
+		if _, err := s.Create(ctx, plant.Plant{ID: 2, Name: "new"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(6 * time.Minute) // the tick at 66 minutes
+		synctest.Wait()
+		if _, err := s.Changes(ctx, outbox.Cursor{}, 10); !errors.Is(err, outbox.ErrCursorGone) {
+			t.Fatalf("Changes from zero after the prune = %v, want ErrCursorGone", err)
+		}
+		recs, err := s.Changes(ctx, outbox.Cursor{Version: 1}, 10)
+		if err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
+			t.Fatalf("after the pruned change: %+v, %v; want the new create", recs, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
