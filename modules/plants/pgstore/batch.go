@@ -41,12 +41,12 @@ const maxBatchRows = 256
 // other connections of the pool serve reads, deletes and readiness.
 func createLanes(maxConns int) int { return min(2, maxConns) }
 
-// batchSQL is createSQL for many rows, each row stored logged as a change
-// (see changeSQL). It returns the ids it stored, with the version and time
-// their changes were given; the others were taken, and storedSQL reads
-// what is stored under them to tell an identical plant (Unchanged) from a
-// different one (a conflict), durably as durableGetSQL does, its row locks
-// in id order.
+// insertCTE is createSQL for many rows, as the first part of the create
+// statement (see changeSQL), which logs each row it stored and returns
+// their ids, with the versions and times their changes were given. The
+// other ids were taken, and storedSQL reads what is stored under them to
+// tell an identical plant (Unchanged) from a different one (a conflict),
+// durably as durableGetSQL does, its row locks in id order.
 const (
 	insertCTE = `WITH created AS (INSERT INTO plants (id, name, tag)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
@@ -55,7 +55,8 @@ RETURNING id, name, tag)`
 	storedSQL = `SELECT id, name, tag FROM plants WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`
 )
 
-// batchSQL is the create statement without a CreateHook.
+// batchSQL is the create statement without a CreateHook: one statement
+// for one create or many.
 var batchSQL = changeSQL(insertCTE, "created", outbox.Created, "")
 
 type pendingCreate struct {

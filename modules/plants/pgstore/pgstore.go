@@ -2,10 +2,12 @@
 // stateless replicas on one shared database.
 //
 // It keeps plants in one table, plants(id bigint primary key, name text not
-// null, tag text), created by migrations embedded in the binary and applied
+// null, tag text), and the log of their changes in another (see
+// changelog.go), created by migrations embedded in the binary and applied
 // at start under an advisory lock (see Migrate). Every call is one round trip
 // on a pgx connection pool (concurrent creates share theirs: see batch.go;
-// a create whose id is taken adds a read to tell a retry from a conflict),
+// a create whose id is taken, or a write that changes nothing, adds a read
+// to tell which answer it is),
 // bounded by the statement timeout on the server
 // and by a deadline on the client, so a database that stops answering costs
 // a request seconds, not forever. A statement that may commit is never
@@ -92,7 +94,7 @@ type Store struct {
 	changed       waker         // woken at each change this process commits
 	notifyPending chan struct{} // a change committed since the last notification (see notify)
 	retention     time.Duration
-	background    backgroundTasks // the change log's listener and pruner (see changelog.go)
+	background    backgroundTasks // the change log's listener, notifier and pruner (see changelog.go)
 }
 
 // CreateHook writes what goes with newly created plants (an outbox entry
