@@ -77,14 +77,21 @@ WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LI
 )
 SELECT dead.endpoint, EXISTS (SELECT 1 FROM redelivered) FROM dead`
 	pgDropSQL  = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND delivered_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
-	pgStatsSQL = `SELECT endpoint, count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL),
-       min(created_at) FILTER (WHERE dead_at IS NULL)
-FROM webhook_deliveries WHERE delivered_at IS NULL GROUP BY endpoint`
+	// pgStatsSQL counts the pending rows and the dead letters apart, each
+	// through its partial index (the due index, webhook_deliveries_dead):
+	// the table also keeps every delivered event of the retention window,
+	// which a single pass would read all of.
+	pgStatsSQL = `SELECT endpoint, sum(pending)::bigint, sum(dead)::bigint, min(oldest) FROM (
+  SELECT endpoint, count(*) AS pending, 0 AS dead, min(created_at) AS oldest
+  FROM webhook_deliveries WHERE dead_at IS NULL AND delivered_at IS NULL GROUP BY endpoint
+  UNION ALL
+  SELECT endpoint, 0, count(*), NULL FROM webhook_deliveries WHERE dead_at IS NOT NULL GROUP BY endpoint
+) s GROUP BY endpoint`
 	// pgReplaySQL makes at most $3 of endpoint $1's delivered rows
 	// committed at or after $2 due again, the oldest first, and counts them.
 	pgReplaySQL = `WITH chosen AS (
   SELECT id FROM webhook_deliveries WHERE endpoint = $1 AND delivered_at IS NOT NULL AND created_at >= $2
-  ORDER BY created_at, version, id LIMIT $3 FOR UPDATE
+  ORDER BY created_at, version LIMIT $3 FOR UPDATE
 ), replayed AS (
   UPDATE webhook_deliveries d SET delivered_at = NULL, attempts = 0, next_attempt_at = now(), last_error = ''
   FROM chosen WHERE d.id = chosen.id AND d.delivered_at IS NOT NULL RETURNING d.id

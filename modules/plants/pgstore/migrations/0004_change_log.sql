@@ -49,7 +49,13 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint, next_attemp
 
 -- A replay reads an endpoint's delivered events from a time on; the
 -- pruning, everyone's before a time.
-CREATE INDEX webhook_deliveries_delivered ON webhook_deliveries (endpoint, created_at)
+CREATE INDEX webhook_deliveries_delivered ON webhook_deliveries (endpoint, created_at, version)
     WHERE delivered_at IS NOT NULL;
 CREATE INDEX webhook_deliveries_prune ON webhook_deliveries (created_at)
     WHERE delivered_at IS NOT NULL;
+
+-- Dead letters, listed oldest first and counted: a few rows of a table that
+-- now keeps every delivered event for the retention, found without reading
+-- the others.
+CREATE INDEX webhook_deliveries_dead ON webhook_deliveries (dead_at, id)
+    WHERE dead_at IS NOT NULL;
