@@ -186,11 +186,12 @@ func TestAnOpenOlderTransactionHidesLaterChanges(t *testing.T) {
 }
 
 // Wait wakes at a change committed by another replica: each store holds a
-// LISTEN connection, and a change is notified once committed.
+// LISTEN connection, connected again when it is lost, and a change is
+// notified once committed.
 func TestWaitWakesAcrossReplicas(t *testing.T) {
 	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	writer := openStore(t, Config{URL: url})
-	follower := openStore(t, Config{URL: url})
+	follower := openStore(t, Config{URL: url + "&application_name=follower"})
 	for _, s := range []*Store{writer, follower} {
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -201,7 +202,16 @@ func TestWaitWakesAcrossReplicas(t *testing.T) {
 		func() error { _, err := writer.Create(ctx, plant.Plant{ID: 1, Name: "one"}); return err },
 		func() error { return writer.Replace(ctx, plant.Plant{ID: 1, Name: "uno"}, nil) },
 		func() error { return writer.Delete(ctx, 1) },
+		func() error { _, err := writer.Create(ctx, plant.Plant{ID: 1, Name: "one again"}); return err },
 	} {
+		if i == 3 {
+			// The listener's connection is lost: it connects again (and
+			// wakes its waiters then, who may have missed a change).
+			if n := queryInt(t, url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'follower listener'`); n != 1 {
+				t.Fatalf("terminated %d listeners, want the follower's", n)
+			}
+			waitFor(t, "the follower's listener again", func() bool { return follower.background.listens.Load() == 2 })
+		}
 		woken := follower.Wait()
 		if err := write(); err != nil {
 			t.Fatal(err)
@@ -212,8 +222,8 @@ func TestWaitWakesAcrossReplicas(t *testing.T) {
 			t.Fatalf("change %d: the follower's Wait did not wake at another replica's change", i+1)
 		}
 	}
-	if n := follower.background.listens.Load(); n != 1 {
-		t.Fatalf("the follower listened %d times, want once (no reconnect)", n)
+	if n := follower.background.listens.Load(); n != 2 {
+		t.Fatalf("the follower listened %d times, want twice (one reconnect)", n)
 	}
 }
 
