@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -140,14 +141,30 @@ func (s *Store) announce() {
 	}
 }
 
+// notifyGather is how long a notification waits for more changes to
+// announce: a notification is a statement and a commit of its own, which
+// one client's creates in a row would otherwise pay once each, and a
+// follower on another replica hears of a change that much later at most.
+const notifyGather = 5 * time.Millisecond
+
 // notify sends a notification for the changes committed since the last
-// one, one at a time: changes committed while one is sent share the next.
+// one, one at a time: changes committed while one gathers or is sent share
+// it or the next.
 func (s *Store) notify(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.notifyPending:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(notifyGather):
+		}
+		select {
+		case <-s.notifyPending: // committed while this one gathered: it announces it
+		default:
 		}
 		sctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 		_, _ = s.pool.Exec(sctx, notifySQL) // lost: the followers' polls cover it
