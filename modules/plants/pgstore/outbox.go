@@ -76,7 +76,7 @@ WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LI
   FROM dead WHERE d.id = dead.id AND dead.endpoint = ANY($2) RETURNING d.id
 )
 SELECT dead.endpoint, EXISTS (SELECT 1 FROM redelivered) FROM dead`
-	pgDropSQL  = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND delivered_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
+	pgDropSQL = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND delivered_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
 	// pgStatsSQL counts the pending rows and the dead letters apart, each
 	// through its partial index (the due index, webhook_deliveries_dead):
 	// the table also keeps every delivered event of the retention window,
