@@ -156,3 +156,37 @@ func TestAnOlderDeliveryIsACreateOfNoVersion(t *testing.T) {
 		t.Fatalf("Claim = %+v, %v; want msg_old, a create of version 0", ds, err)
 	}
 }
+
+// The log and its sequence are in the file: a store opened again reads
+// the changes made before, and its versions go on from theirs.
+func TestChangeLogOutlivesTheProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for id := range int64(2) {
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Create(ctx, plant.Plant{ID: id + 1, Name: "p"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openIn(t, dir)
+	recs, err := s.Changes().Changes(ctx, outbox.Cursor{}, 10)
+	if err != nil || len(recs) != 2 || recs[0].Version != 1 || recs[1].Version != 2 || recs[1].Plant.ID != 2 {
+		t.Fatalf("Changes after two runs = %+v, %v; want versions 1 and 2, plants 1 and 2", recs, err)
+	}
+}
+
+func openIn(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
