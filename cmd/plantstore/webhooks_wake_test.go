@@ -16,7 +16,13 @@ import (
 // it (the first create's event may come with the claim the sender makes at
 // its start; the second's only with a wake).
 func TestWebhooksWakeOnTheStoresChanges(t *testing.T) {
-	cfg := storeConfig(t, plants.StoreBolt)
+	for _, store := range []string{plants.StoreBolt, plants.StorePostgres} {
+		t.Run(store, func(t *testing.T) { testWebhooksWakeOnTheStoresChanges(t, store) })
+	}
+}
+
+func testWebhooksWakeOnTheStoresChanges(t *testing.T, store string) {
+	cfg := storeConfig(t, store)
 	secret := webhookstest.NewSecret()
 	r := webhookstest.NewReceiver(t, secret)
 	cfg.Webhooks.File = filepath.Join(t.TempDir(), "webhooks.yaml")
