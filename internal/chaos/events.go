@@ -46,8 +46,8 @@ type eventCheck struct {
 	ackedDeletes     map[int64]bool  // ids of deletes answered 204
 	seen             map[string]bool // webhook-ids delivered
 	versions         map[int64]map[int64]string
-	stored           map[Plant]bool  // plants of delivered created and updated events
-	deleted          map[int64]bool  // ids of delivered deleted events
+	stored           map[Plant]bool // plants of delivered created and updated events
+	deleted          map[int64]bool // ids of delivered deleted events
 	mirror           mirror
 	consumed         int
 	rep              EventReport
