@@ -18,6 +18,10 @@ var (
 	ErrConflict           = errors.New("conflict")
 	ErrPreconditionFailed = errors.New("precondition failed")
 	ErrUnavailable        = errors.New("unavailable") // 503 and 429, after the retries
+	// ErrCursorGone is a change feed cursor older than the server's
+	// retention window (410): list the plants again and follow from the
+	// listing's Page.ChangesCursor.
+	ErrCursorGone = errors.New("change feed cursor gone")
 )
 
 // Error is an answer of the API that is not a success.
@@ -45,6 +49,8 @@ func (e *Error) Is(target error) bool {
 		return target == ErrConflict
 	case http.StatusPreconditionFailed:
 		return target == ErrPreconditionFailed
+	case http.StatusGone:
+		return target == ErrCursorGone
 	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 		return target == ErrUnavailable
 	}

@@ -37,3 +37,44 @@ func Example() {
 		fmt.Println(p.ID, p.Name)
 	}
 }
+
+// Keep a copy of every plant: list them, then follow the change feed from
+// the first page's cursor; list again when the cursor falls out of the
+// server's retention window.
+func ExampleClient_Changes() {
+	ctx := context.Background()
+	c, err := client.New("http://127.0.0.1:8080", client.WithToken("dev-token"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for {
+		plants := map[int64]client.Plant{}
+		var cursor string
+		for next := &(client.ListOptions{Limit: 1000}); next != nil; {
+			page, err := c.List(ctx, *next)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if cursor == "" {
+				cursor = page.ChangesCursor // the first page's: nothing after it is missed
+			}
+			for _, p := range page.Plants {
+				plants[p.ID] = p
+			}
+			next = page.Next
+		}
+		for ch, err := range c.Changes(ctx, cursor, client.ChangesOptions{}) {
+			if errors.Is(err, client.ErrCursorGone) {
+				break // list again
+			}
+			if err != nil {
+				log.Fatal(err)
+			}
+			if ch.Type == client.PlantDeleted {
+				delete(plants, ch.ID)
+			} else {
+				plants[ch.ID] = *ch.Plant
+			}
+		}
+	}
+}

@@ -21,9 +21,14 @@ type ListOptions struct {
 
 // Page is one page of plants in id order. Next selects the page after it,
 // nil on the last page (taken from the answer's Link rel="next").
+// ChangesCursor is the change feed's cursor taken before the page was read
+// (the Plantstore-Changes-Cursor header; "" from a server without the
+// feed): a copy built from the pages, then updated by Changes from the
+// first page's cursor, misses nothing.
 type Page struct {
-	Plants []Plant
-	Next   *ListOptions
+	Plants        []Plant
+	Next          *ListOptions
+	ChangesCursor string
 }
 
 // List returns one page of plants.
@@ -47,6 +52,7 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (Page, error) {
 		for i, p := range *resp.JSON200 {
 			page.Plants[i] = Plant{ID: p.Id, Name: p.Name, Tag: p.Tag}
 		}
+		page.ChangesCursor = resp.HTTPResponse.Header.Get("Plantstore-Changes-Cursor")
 		page.Next, err = nextPage(resp.HTTPResponse.Header.Values("Link"))
 		return status, "", err
 	})

@@ -27,7 +27,7 @@ func TestCLIHelpAndVersion(t *testing.T) {
 		t.Fatalf("--help = exit %d, stderr %q, stdout starting %.60q", code, stderr, usage)
 	}
 	for _, want := range []string{
-		"\n  plantstore plants create|get|list|update|delete ...\n",
+		"\n  plantstore plants create|get|list|update|delete|watch ...\n",
 		"\n  plantstore export [-f FILE] ", "\n  plantstore import [-f FILE] ",
 		"\n  plantstore migrate [flags] ", "\n  plantstore healthcheck [flags] ",
 		"\n  plantstore version | --version ", "\n  plantstore completion bash|zsh ",
@@ -49,10 +49,11 @@ func TestCLIHelpAndVersion(t *testing.T) {
 		args []string
 		want []string // in stdout
 	}{
-		{[]string{"plants", "--help"}, []string{"usage: plantstore plants create|get|list|update|delete [flags]\n",
+		{[]string{"plants", "--help"}, []string{"usage: plantstore plants create|get|list|update|delete|watch [flags]\n",
 			"  plantstore plants create ID --name NAME [--tag TAG] [flags]\n",
 			"  plantstore plants update ID --name NAME [--tag TAG | --no-tag] [--if-match ETAG] [flags]\n      Renames a plant; its tag is kept unless --tag or --no-tag says otherwise.\n"}},
-		{[]string{"help", "plants"}, []string{"usage: plantstore plants create|get|list|update|delete [flags]\n"}},
+		{[]string{"help", "plants"}, []string{"usage: plantstore plants create|get|list|update|delete|watch [flags]\n"}},
+		{[]string{"plants", "watch", "--help"}, []string{"usage: plantstore plants watch [--after CURSOR] [--wait 30s] [flags]\n", "  -after string\n", "  -wait duration\n"}},
 		{[]string{"plants", "update", "--help"}, []string{"usage: plantstore plants update ID --name NAME [--tag TAG | --no-tag] [--if-match ETAG] [flags]\n", "  -no-tag\n"}},
 		{[]string{"export", "--help"}, []string{"usage: plantstore export [-f FILE] [flags]\n", "  -f string\n"}},
 		{[]string{"help", "import"}, []string{"usage: plantstore import [-f FILE] ", "  -on-conflict string\n"}},
@@ -114,7 +115,8 @@ func TestCLICompletion(t *testing.T) {
 	for line, want := range map[string]string{
 		"plantstore ":                        "completion export healthcheck help import migrate plants version",
 		"plantstore pl":                      "plants",
-		"plantstore plants ":                 "create delete get help list update",
+		"plantstore plants ":                 "create delete get help list update watch",
+		"plantstore plants watch --":         "--after --token --token-file --url --wait",
 		"plantstore plants update 1 --n":     "--name --no-tag",
 		"plantstore plants create 1 --name":  "--name",
 		"plantstore export -":                "--token --token-file --url -f -o",

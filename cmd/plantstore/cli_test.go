@@ -55,7 +55,7 @@ func TestCLIPlants(t *testing.T) {
 	wantCLI(t, s, 2, "", "plantstore plants create: --name is required\n", "plants", "create", "2")
 	wantCLI(t, s, 2, "", "plantstore plants get: id \"x\" is not an int64\n", "plants", "get", "x")
 	wantCLI(t, s, 2, "", "plantstore plants get: -o \"yaml\": want json or table\n", "plants", "get", "1", "-o", "yaml")
-	wantCLI(t, s, 2, "", "plantstore plants: unknown verb \"grow\"; usage: plantstore plants create|get|list|update|delete [flags]\n", "plants", "grow")
+	wantCLI(t, s, 2, "", "plantstore plants: unknown verb \"grow\"; usage: plantstore plants create|get|list|update|delete|watch [flags]\n", "plants", "grow")
 	wantCLI(t, s, 2, "", "plantstore import: --on-conflict \"merge\": want fail, skip or overwrite\n", "import", "--on-conflict", "merge")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"plants", "get", "1", "--url", s.API}, &stdout, &stderr); code != 2 ||

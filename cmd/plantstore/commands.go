@@ -89,7 +89,7 @@ func envOr(name, fallback string) string {
 // usage lines and the server's flags.
 const commandsHelp = `commands:
   plantstore [flags]                 serve the API (the flags below)
-  plantstore plants create|get|list|update|delete ...
+  plantstore plants create|get|list|update|delete|watch ...
                                      the plants of a running server, as its client
   plantstore export [-f FILE]        every plant as NDJSON, in id order (a backup)
   plantstore import [-f FILE]        create the plants of an export

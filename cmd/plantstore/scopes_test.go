@@ -34,6 +34,7 @@ type operation struct {
 // (id 1), so that the status with the scope is a success.
 var operations = []operation{
 	{"list", http.MethodGet, "/plants", "", principal.ScopePlantsRead, http.StatusOK},
+	{"changes", http.MethodGet, "/plants/changes", "", principal.ScopePlantsRead, http.StatusOK},
 	{"get", http.MethodGet, "/plants/1", "", principal.ScopePlantsRead, http.StatusOK},
 	{"head", http.MethodHead, "/plants/1", "", principal.ScopePlantsRead, http.StatusOK},
 	{"create", http.MethodPost, "/plants", `{"id":1,"name":"Monstera"}`, principal.ScopePlantsWrite, http.StatusOK},
@@ -123,9 +124,9 @@ func TestScopesOfTokensFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assertScopes(t, s, tc.token, tc.has) })
 	}
-	// Seven refusals above: the reader's four writes, the writer's three reads.
-	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 7 {
-		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 7`, got)
+	// Eight refusals above: the reader's four writes, the writer's four reads.
+	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 8 {
+		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 8`, got)
 	}
 
 	// The reload: the reader may now write too.

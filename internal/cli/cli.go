@@ -1,5 +1,5 @@
 // Package cli is the client side of the plantstore binary: `plantstore
-// plants create|get|list|update|delete`, `plantstore export` and
+// plants create|get|list|update|delete|watch`, `plantstore export` and
 // `plantstore import`, built on the Go client (package client), and the
 // shell completion scripts of the whole binary.
 //

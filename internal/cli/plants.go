@@ -9,14 +9,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/plantstore/plantstore/client"
 )
 
 // plantsVerbs are the verbs of `plantstore plants`, in the usage's order.
-var plantsVerbs = []string{"create", "get", "list", "update", "delete"}
+var plantsVerbs = []string{"create", "get", "list", "update", "delete", "watch"}
 
-const plantsUsage = "usage: plantstore plants create|get|list|update|delete [flags]"
+const plantsUsage = "usage: plantstore plants create|get|list|update|delete|watch [flags]"
 
 // plantsSynopses are each verb's usage line and what it does.
 var plantsSynopses = map[string]string{
@@ -29,6 +30,7 @@ var plantsSynopses = map[string]string{
 		"the tag reads the plant first and replaces only the version read, so that a\n" +
 		"change made meanwhile is not overwritten (412 Precondition Failed).",
 	"delete": "plantstore plants delete ID [--if-match ETAG] [flags]\n\nDeletes a plant.",
+	"watch":  watchSynopsis,
 }
 
 // plantsFlags are the values of a plants verb's flags.
@@ -37,6 +39,8 @@ type plantsFlags struct {
 	name, tag, ifMatch string
 	noTag              bool
 	limit              int
+	after              string        // watch
+	wait               time.Duration // watch
 }
 
 // newPlantsFlags defines the flags of `plantstore plants verb`; nil for an
@@ -61,6 +65,9 @@ func newPlantsFlags(verb string, getenv func(string) string) (*flag.FlagSet, *pl
 	case "list":
 		fs.IntVar(&f.limit, "limit", 1000, "page size while walking the pages (1 to 1000)")
 		fs.StringVar(&f.tag, "tag", "", "only plants with exactly this tag")
+	case "watch":
+		fs.StringVar(&f.after, "after", "", "print the changes after this cursor (a printed line's); default: from now")
+		fs.DurationVar(&f.wait, "wait", client.DefaultChangesWait, "how long each request waits for a change (at most 60s)")
 	}
 	f.register(fs, getenv)
 	return fs, f
@@ -107,6 +114,15 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 	var tagPtr *string
 	if slices.Contains(set, "tag") {
 		tagPtr = &f.tag
+	}
+	if verb == "watch" {
+		if len(positional) != 0 {
+			return usageError(stdio.Stderr, cmd, errors.New("takes no arguments"))
+		}
+		if err := checkWatchFlags(f); err != nil {
+			return usageError(stdio.Stderr, cmd, err)
+		}
+		return done(stdio, cmd, watch(ctx, api, f.after, f.wait, stdio.Stdout))
 	}
 	if verb == "list" {
 		if len(positional) != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plantstore/plantstore/modules/auth/jwtauth"
 	"github.com/plantstore/plantstore/modules/auth/principal"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -48,7 +49,7 @@ var Reasons = slices.Concat(
 //
 // A request it lets through carries its caller's principal.Principal
 // (principal.FromContext), always: the rate limit keys on it, the route's
-// scope check reads it, the access log names it.
+// scope check (RequireScope) reads it, the access log names it.
 type Middleware struct {
 	authn    Authenticator
 	failures *prometheus.CounterVec
@@ -83,10 +84,10 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 			m.refuse(w, reason)
 			return
 		}
-		// Behind the router, the principal goes into the slot its
-		// per-request record keeps, at no cost and visible to the links
-		// outside this one; elsewhere into a new context.
-		if !principal.Fill(r.Context(), p) {
+		// Behind the router, the principal is attached to its per-request
+		// record, at no cost and visible to the links outside this one;
+		// elsewhere it goes into a new context.
+		if !httpapi.Attach(r.Context(), principal.Key{}, p) {
 			r = r.WithContext(principal.WithPrincipal(r.Context(), p))
 		}
 		// The span names the caller as the access log does: by the
@@ -122,12 +123,6 @@ func (m *Middleware) check(ctx context.Context, header string) (p *principal.Pri
 // CallerAttribute is the span attribute naming the caller (OpenTelemetry's
 // enduser.id): the principal's Name.
 const CallerAttribute = "enduser.id"
-
-// InsufficientScope counts a request refused for the scope its route
-// requires (httpserver.ScopeRefused); the router answers it.
-func (m *Middleware) InsufficientScope(string) {
-	m.failures.WithLabelValues(ReasonInsufficientScope).Inc()
-}
 
 func (m *Middleware) refuse(w http.ResponseWriter, reason string) {
 	m.failures.WithLabelValues(reason).Inc()

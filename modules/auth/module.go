@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/auth/jwtauth"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // Config is the auth part of the program's configuration.
@@ -24,15 +24,15 @@ type Config struct {
 // start rather than serve an API nobody can use, or worse, one everybody can.
 var ErrNoTokens = errors.New("no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS), or accept JWTs with --jwt-issuer or --jwt-jwks-url")
 
-// Module provides the API chain's "auth" middleware, its counter of
-// refused scopes, and the rate limit.
+// Module provides the API chain's "auth" middleware, the routes' "scope"
+// check, and the "rate_limit".
 var Module = fx.Module("auth",
 	fx.Provide(
 		newTokens,
 		newJWT,
 		newMiddleware,
-		fx.Annotate(func(m *Middleware) httpserver.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
-		fx.Annotate(func(m *Middleware) httpserver.ScopeRefused { return m.InsufficientScope }, fx.ResultTags(`name:"scope_refused"`)),
+		fx.Annotate(func(m *Middleware) httpapi.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
+		fx.Annotate(func(m *Middleware) httpapi.Middleware { return m.RequireScope }, fx.ResultTags(`name:"scope"`)),
 		fx.Annotate(newRateLimit, fx.ResultTags(`name:"rate_limit"`)),
 	),
 )
@@ -69,7 +69,7 @@ func newJWT(cfg Config, lc fx.Lifecycle, log *zap.Logger, reg prometheus.Registe
 	return JWT{Verifier: jwtauth.NewVerifier(cfg.JWT, keys), Keys: keys}, nil
 }
 
-func newRateLimit(cfg Config, reg prometheus.Registerer) (httpserver.Middleware, error) {
+func newRateLimit(cfg Config, reg prometheus.Registerer) (httpapi.Middleware, error) {
 	rl, err := NewRateLimiter(cfg.RateLimit, cfg.RateBurst, reg)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,6 @@ type RateLimiter struct {
 	limit   rate.Limit
 	burst   int
 	limited prometheus.Counter
-	now     func() time.Time // time.Now; a test's clock
 
 	mu        sync.Mutex
 	limiters  map[string]*rate.Limiter
@@ -52,7 +51,6 @@ func NewRateLimiter(perSecond float64, burst int, reg prometheus.Registerer) (*R
 			Name: "plantstore_http_rate_limited_total",
 			Help: "API requests refused with 429 because their token was over --rate-limit.",
 		}),
-		now:      time.Now,
 		limiters: make(map[string]*rate.Limiter),
 	}
 	if err := reg.Register(rl.limited); err != nil {
@@ -84,7 +82,7 @@ func (rl *RateLimiter) Wrap(next http.Handler) http.Handler {
 // reserve takes a token from id's bucket and returns 0, or, when the bucket
 // is empty, takes nothing and returns how long until it would not be.
 func (rl *RateLimiter) reserve(id string) time.Duration {
-	now := rl.now()
+	now := time.Now()
 	res := rl.limiter(id, now).ReserveN(now, 1)
 	wait := res.DelayFrom(now)
 	if wait > 0 {

@@ -108,10 +108,6 @@ func TestStaticAndJWTSideBySide(t *testing.T) {
 			}
 		})
 	}
-	m.InsufficientScope(principal.ScopePlantsWrite)
-	if got := testutil.ToFloat64(m.failures.WithLabelValues(ReasonInsufficientScope)); got != 1 {
-		t.Fatalf("failures{reason=insufficient_scope} = %v", got)
-	}
 }
 
 func sha256Of(s string) [32]byte { return sha256.Sum256([]byte(s)) }

@@ -3,13 +3,13 @@ package httpserver
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/plantstore/plantstore/api"
 	"github.com/plantstore/plantstore/internal/buildinfo"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -24,7 +24,7 @@ const (
 // NewAdminHandler serves the admin listener: probes, version, the OpenAPI
 // document, and the routes other modules contribute (metrics, log level).
 // It has no auth: it must only be reachable inside the cluster.
-func NewAdminHandler(ready *Readiness, routes []Route) http.Handler {
+func NewAdminHandler(ready *Readiness, routes []httpapi.Route) http.Handler {
 	m := mux.NewRouter()
 	m.HandleFunc(LivezPath, func(w http.ResponseWriter, _ *http.Request) {
 		// Liveness never depends on the store: a database outage must not
@@ -63,7 +63,7 @@ const AdminMaxBodyBytes = 4 << 10
 // capAdminBody holds every admin request to AdminMaxBodyBytes: a body that
 // declares more is refused with 413 before a byte of it is read, and one of
 // unknown length (chunked) fails its handler's read at the cap, which the
-// handler answers with WriteBodyTooLarge.
+// handler answers with httperr.WriteBodyTooLarge.
 func capAdminBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > AdminMaxBodyBytes {
@@ -72,17 +72,10 @@ func capAdminBody(next http.Handler) http.Handler {
 			// nothing would hold the connection until the read timeout.
 			// The test recorders, without a connection, cannot move it.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(UnreadBodyGrace))
-			WriteBodyTooLarge(w, AdminMaxBodyBytes)
+			httperr.WriteBodyTooLarge(w, AdminMaxBodyBytes)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, AdminMaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
-}
-
-// WriteBodyTooLarge answers 413 for a body over limit bytes, in the words
-// of the API's own 413.
-func WriteBodyTooLarge(w http.ResponseWriter, limit int64) {
-	httperr.Write(w, http.StatusRequestEntityTooLarge,
-		"request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
 }

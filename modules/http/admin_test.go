@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
 // testAdmin is the admin handler with routes like those other modules
@@ -24,7 +27,7 @@ func testAdmin() http.Handler {
 		body, err := io.ReadAll(r.Body)
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			WriteBodyTooLarge(w, tooLarge.Limit)
+			httperr.WriteBodyTooLarge(w, tooLarge.Limit)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -34,7 +37,7 @@ func testAdmin() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_, _ = w.Write([]byte("up 1\n"))
 	})
-	return NewAdminHandler(NewReadiness(nil, zap.NewNop()), []Route{
+	return NewAdminHandler(NewReadiness(nil, zap.NewNop()), []httpapi.Route{
 		{Method: http.MethodGet, Path: "/loglevel", Handler: level},
 		{Method: http.MethodPut, Path: "/loglevel", Handler: read},
 		{Method: http.MethodGet, Path: "/metrics", Handler: text},

@@ -4,20 +4,22 @@ import (
 	"net/http"
 
 	"go.uber.org/fx"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // Middlewares are the API chain's links that other modules own.
 type Middlewares struct {
 	fx.In
 
-	Tracing   Middleware `name:"tracing"`
-	Metrics   Middleware `name:"metrics"`
-	AccessLog Middleware `name:"access_log"`
-	Auth      Middleware `name:"auth"`
-	RateLimit Middleware `name:"rate_limit"`
-	// ScopeRefused counts 403s for a missing scope; optional, so that a
-	// chain without the auth module still builds.
-	ScopeRefused ScopeRefused `name:"scope_refused" optional:"true"`
+	Tracing   httpapi.Middleware `name:"tracing"`
+	Metrics   httpapi.Middleware `name:"metrics"`
+	AccessLog httpapi.Middleware `name:"access_log"`
+	Auth      httpapi.Middleware `name:"auth"`
+	RateLimit httpapi.Middleware `name:"rate_limit"`
+	// Scope holds the matched route's requirement (httpapi.Route.Requires,
+	// httpapi.RequiredScope) against the caller's principal.
+	Scope httpapi.Middleware `name:"scope"`
 }
 
 // NewAPIHandler assembles the API listener's chain, outermost first:
@@ -35,9 +37,10 @@ type Middlewares struct {
 //     itself recovers a panic above it, by dropping the connection);
 //   - auth, before anything of the request is read;
 //   - the per-caller rate limit, which needs auth's principal;
-//   - the route's scope requirement (Route.Requires), which needs the
-//     principal too; after the rate limit, so that refused requests count
-//     against the caller's rate like any other;
+//   - the route's scope requirement (httpapi.Route.Requires, checked by
+//     auth's "scope" link), which needs the principal too; after the rate
+//     limit, so that refused requests count against the caller's rate like
+//     any other;
 //   - reading the body of a route that takes one (readahead.go), so that
 //     a slow body does not hold a slot of the cap while it arrives;
 //   - the concurrency cap. It sits after auth on purpose: a flood of
@@ -49,7 +52,7 @@ func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder)
 	h := router.Dispatch()
 	h = shed.Wrap(h)
 	h = readAhead(h)
-	h = requireScope(h, m.ScopeRefused)
+	h = m.Scope(h)
 	h = m.RateLimit(h)
 	h = m.Auth(h)
 	h = rec.Wrap(h)

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // chainTrace records the links a request went through, in order, with the
@@ -20,11 +22,11 @@ type chainTrace struct {
 	links []string
 }
 
-func (c *chainTrace) link(name string) Middleware {
+func (c *chainTrace) link(name string) httpapi.Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			c.mu.Lock()
-			c.links = append(c.links, name+" "+RouteTemplate(r.Context()))
+			c.links = append(c.links, name+" "+httpapi.RouteTemplate(r.Context()))
 			c.mu.Unlock()
 			next.ServeHTTP(w, r)
 		})
@@ -43,7 +45,7 @@ func TestAPIChainOrder(t *testing.T) {
 			next.ServeHTTP(w, r)
 		}))
 	}
-	router := NewRouter([]Route{{Method: http.MethodGet, Path: "/plants/{id}", Handler: trace.link("handler")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))}})
+	router := NewRouter([]httpapi.Route{{Method: http.MethodGet, Path: "/plants/{id}", Handler: trace.link("handler")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))}})
 	reg := prometheus.NewRegistry()
 	rc, err := NewRecoverer(zap.NewNop(), reg)
 	if err != nil {
@@ -59,6 +61,7 @@ func TestAPIChainOrder(t *testing.T) {
 		AccessLog: trace.link("access_log"),
 		Auth:      auth,
 		RateLimit: trace.link("rate_limit"),
+		Scope:     trace.link("scope"),
 	}, rc, shed)
 
 	for _, tc := range []struct {
@@ -68,7 +71,7 @@ func TestAPIChainOrder(t *testing.T) {
 		links        []string
 	}{
 		{http.MethodGet, "/plants/1", false, http.StatusOK,
-			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "rate_limit /plants/{id}", "handler /plants/{id}"}},
+			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "rate_limit /plants/{id}", "scope /plants/{id}", "handler /plants/{id}"}},
 		// Refused by auth: the handler never runs, but telemetry saw it.
 		{http.MethodGet, "/plants/1", true, http.StatusUnauthorized,
 			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}"}},
@@ -77,9 +80,9 @@ func TestAPIChainOrder(t *testing.T) {
 		{http.MethodGet, "/nope", true, http.StatusUnauthorized,
 			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched"}},
 		{http.MethodGet, "/nope", false, http.StatusNotFound,
-			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched", "rate_limit unmatched"}},
+			[]string{"tracing unmatched", "metrics unmatched", "access_log unmatched", "auth unmatched", "rate_limit unmatched", "scope unmatched"}},
 		{http.MethodPut, "/plants/1", false, http.StatusMethodNotAllowed,
-			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "rate_limit /plants/{id}"}},
+			[]string{"tracing /plants/{id}", "metrics /plants/{id}", "access_log /plants/{id}", "auth /plants/{id}", "rate_limit /plants/{id}", "scope /plants/{id}"}},
 	} {
 		trace.links, refuse = nil, tc.refuse
 		rec := httptest.NewRecorder()
@@ -95,7 +98,7 @@ func TestAPIChainOrder(t *testing.T) {
 
 func TestRecover(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
-	router := NewRouter([]Route{{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	router := NewRouter([]httpapi.Route{{Method: http.MethodPost, Path: "/plants", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		var plants []string
 		_ = plants[len(plants)] //nolint:gocritic // on purpose: a real runtime panic, index out of range
 	})}})

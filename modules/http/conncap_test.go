@@ -26,7 +26,7 @@ func TestMaxConnectionsFor(t *testing.T) {
 }
 
 func TestZeroMaxConnectionsIsDerived(t *testing.T) {
-	if got, want := (Limits{}).withDefaults().MaxConnections, DefaultMaxConnections(); got != want || got < minMaxConnections {
+	if got, want := withDefaults(Limits{}).MaxConnections, DefaultMaxConnections(); got != want || got < minMaxConnections {
 		t.Fatalf("MaxConnections 0 became %d, want the derived %d (at least %d)", got, want, minMaxConnections)
 	}
 }

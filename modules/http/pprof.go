@@ -6,6 +6,8 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"time"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // PprofRoutes are Go's profiles under /debug/pprof/ for the admin listener,
@@ -18,13 +20,13 @@ import (
 // and the admin listener has no auth. They are served from runtime/pprof
 // directly rather than through net/http/pprof, whose HTML index page links
 // html/template into the binary: 0.4 MB of a 25 MB image budget.
-func PprofRoutes(cfg Config) []Route {
+func PprofRoutes(cfg Config) []httpapi.Route {
 	if !cfg.Pprof {
 		return nil
 	}
-	routes := []Route{{Method: http.MethodGet, Path: "/debug/pprof/profile", Handler: cpuProfile{cfg.Limits.withDefaults().WriteTimeout}}}
+	routes := []httpapi.Route{{Method: http.MethodGet, Path: "/debug/pprof/profile", Handler: cpuProfile{withDefaults(cfg.Limits).WriteTimeout}}}
 	for _, p := range pprof.Profiles() { // allocs, block, goroutine, heap, mutex, threadcreate
-		routes = append(routes, Route{Method: http.MethodGet, Path: "/debug/pprof/" + p.Name(), Handler: namedProfile(p)})
+		routes = append(routes, httpapi.Route{Method: http.MethodGet, Path: "/debug/pprof/" + p.Name(), Handler: namedProfile(p)})
 	}
 	return routes
 }

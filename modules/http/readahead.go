@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"sync"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // Reading bodies before the concurrency cap: a request that took one of the
@@ -13,56 +15,15 @@ import (
 // as long as the client takes to send the body (up to --read-timeout), so
 // --max-concurrent-requests slow bodies with a valid token would hold every
 // slot. The chain therefore reads the body of a route that declares one
-// (ReadsBody) just before the cap, and the handler takes the bytes from
-// ReadBody instead of reading them itself: one read, into one buffer.
+// (httpapi.ReadsBody) just before the cap, and the handler takes the bytes
+// from httpapi.ReadBody instead of reading them itself: one read, into one
+// buffer.
 //
 // The price: bodies being read are no longer bounded by the slots but by
 // the connections, so the memory they can take at once is
 // --max-connections × --max-body-bytes at worst; but only for clients with
 // a valid token (auth and the rate limit come first), and only as fast as
 // they send.
-
-// ReadsBody marks h as the handler of a route whose requests carry a body
-// of at most limit bytes, to be read before the concurrency cap. The
-// handler gets it from ReadBody.
-func ReadsBody(limit int64, h http.Handler) http.Handler {
-	return &bodyRoute{Handler: h, limit: limit}
-}
-
-type bodyRoute struct {
-	http.Handler
-	limit int64
-}
-
-// ReadBody returns the request's body, at most limit bytes: what the chain
-// read ahead for a ReadsBody route, or else read now into buf. Over the
-// limit the error is an *http.MaxBytesError, also when the declared length
-// is over it (then nothing is read). The bytes are valid until the handler
-// returns.
-func ReadBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) ([]byte, error) {
-	if ahead, ok := r.Body.(*bodyAhead); ok {
-		return ahead.buf.Bytes(), ahead.err
-	}
-	if err := readInto(w, r, buf, limit); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// readInto reads at most limit bytes of r's body into buf.
-func readInto(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) error {
-	if r.ContentLength > limit {
-		return &http.MaxBytesError{Limit: limit}
-	}
-	// ReadFrom grows by doubling and keeps room for more: a body of the
-	// declared size read that way would hold twice its size. Sized up
-	// front (the length is within the limit here), it holds what it reads.
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom wants MinRead free to see EOF
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	return err
-}
 
 // bodyAhead is a body read ahead, and the error that ended the read.
 type bodyAhead struct {
@@ -81,6 +42,10 @@ func (b *bodyAhead) Read(p []byte) (int, error) {
 
 func (b *bodyAhead) Close() error { return nil }
 
+// Ahead implements httpapi.BodyAhead: httpapi.ReadBody hands these bytes to
+// the handler.
+func (b *bodyAhead) Ahead() ([]byte, error) { return b.buf.Bytes(), b.err }
+
 // bodiesAhead recycles the buffers: the create path then allocates no more
 // than when the handler read the body itself.
 var bodiesAhead = sync.Pool{New: func() any { return new(bodyAhead) }}
@@ -88,7 +53,7 @@ var bodiesAhead = sync.Pool{New: func() any { return new(bodyAhead) }}
 // maxPooledBody: a rare huge body should not pin its memory in the pool.
 const maxPooledBody = 64 << 10
 
-// readAhead is the chain's link that reads the body of a ReadsBody route
+// readAhead is the chain's link that reads the body of an httpapi.ReadsBody route
 // (see above). It answers nothing itself: a body over the limit or cut off
 // is the handler's to answer, after its own checks (a 415 comes before a
 // 413, as when the handler read the body).
@@ -99,14 +64,14 @@ func readAhead(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		route, ok := res.handler.(*bodyRoute)
+		limit, ok := httpapi.BodyLimit(res.handler)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
 		ahead := bodiesAhead.Get().(*bodyAhead)
 		ahead.buf.Reset()
-		ahead.err = readInto(w, r, &ahead.buf, route.limit)
+		ahead.err = httpapi.ReadInto(w, r, &ahead.buf, limit)
 		ahead.reader.Reset(ahead.buf.Bytes())
 		// r is the chain's own copy (Resolve made it), not the server's
 		// request, so its Body may change without another copy.

@@ -3,11 +3,13 @@ package httpserver
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -23,15 +25,29 @@ const checkTimeout = time.Second
 // Readiness answers /readyz: 503 once shutdown began or while a check (the
 // store's ping) fails, 200 otherwise.
 type Readiness struct {
-	checks   []ReadinessCheck
+	checks   []httpapi.ReadinessCheck
 	draining atomic.Bool
 	log      *zap.Logger
+
+	stopping chan struct{} // closed by stop
+	stopOnce sync.Once
 }
 
 // NewReadiness returns a Readiness over checks.
-func NewReadiness(checks []ReadinessCheck, log *zap.Logger) *Readiness {
-	return &Readiness{checks: checks, log: log}
+func NewReadiness(checks []httpapi.ReadinessCheck, log *zap.Logger) *Readiness {
+	return &Readiness{checks: checks, log: log, stopping: make(chan struct{})}
 }
+
+// Stopping returns a channel closed when the API server begins its
+// shutdown, once the drain delay has passed. The shutdown waits for every
+// request in flight, so an answer that lasts as long as its client wants
+// (a stream, a long poll) ends when this closes, cleanly, rather than hold
+// the shutdown until its timeout and be cut off.
+func (rd *Readiness) Stopping() <-chan struct{} { return rd.stopping }
+
+// stop closes Stopping's channel; the server calls it as its shutdown
+// begins (http.Server.RegisterOnShutdown).
+func (rd *Readiness) stop() { rd.stopOnce.Do(func() { close(rd.stopping) }) }
 
 // Drain turns readiness to 503 for good: the process is shutting down.
 func (rd *Readiness) Drain() { rd.draining.Store(true) }

@@ -10,12 +10,14 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 func TestReadiness(t *testing.T) {
 	storeErr := error(nil)
 	core, logs := observer.New(zap.DebugLevel)
-	rd := NewReadiness([]ReadinessCheck{
+	rd := NewReadiness([]httpapi.ReadinessCheck{
 		{Name: "always", Check: func(context.Context) error { return nil }},
 		{Name: "store", Check: func(ctx context.Context) error {
 			if _, ok := ctx.Deadline(); !ok {
@@ -70,7 +72,7 @@ func serve(h http.Handler) *httptest.ResponseRecorder {
 // network partition, whose ping only times out) turns /readyz 503 within
 // 2 s, the bound the chaos test holds a partitioned replica to.
 func TestReadinessHangingCheck(t *testing.T) {
-	rd := NewReadiness([]ReadinessCheck{{Name: "store", Check: func(ctx context.Context) error {
+	rd := NewReadiness([]httpapi.ReadinessCheck{{Name: "store", Check: func(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}}}, zap.NewNop())

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -38,7 +39,7 @@ func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 		// started reports whether the handler began its answer. The
 		// telemetry links above track that already; alone, Recover watches
 		// the writer itself.
-		started := AnswerTrackerFrom(r.Context())
+		started := httpapi.AnswerTrackerFrom(r.Context())
 		if started == nil {
 			watch := &answerWatch{ResponseWriter: w}
 			w, started = watch, watch
@@ -57,7 +58,7 @@ func (rc *Recoverer) Wrap(next http.Handler) http.Handler {
 				zap.Any("panic", v),
 				zap.ByteString("stack", debug.Stack()),
 				zap.String("method", r.Method),
-				zap.String("route", RouteTemplate(r.Context())),
+				zap.String("route", httpapi.RouteTemplate(r.Context())),
 			}
 			if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
 				fields = append(fields, zap.String("trace_id", sc.TraceID().String()))

@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -9,13 +8,9 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/plantstore/plantstore/modules/auth/principal"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
-
-// UnmatchedRoute is the route label of requests that match no route, so
-// that metrics and spans never carry a raw, client-chosen path.
-const UnmatchedRoute = "unmatched"
 
 // Router resolves each request to its route once, at the top of the chain,
 // so that every middleware (tracing, metrics, logs, auth) knows the route
@@ -23,31 +18,53 @@ const UnmatchedRoute = "unmatched"
 // bottom of the chain.
 type Router struct {
 	mux      *mux.Router
-	requires map[*mux.Route]string // the routes with a Route.Requires
+	requires map[*mux.Route]string // the routes with a httpapi.Route.Requires
+	// literals are the methods of each path without variables (HEAD with
+	// GET): such a path is its routes' alone, so another method on it is a
+	// 405, not a request for a template that also matches it.
+	literals map[string][]string
 }
 
 // NewRouter builds a router over routes, serving HEAD wherever a route
 // serves GET. Unknown paths answer 404 and known paths with another method
-// 405 with Allow, both as JSON Error bodies.
-func NewRouter(routes []Route) *Router {
+// 405 with Allow, both as JSON Error bodies. A path matched by several
+// routes goes to the one with the fewest variables ("/plants/changes"
+// before "/plants/{id}"), whatever order the routes come in: modules
+// contribute them through a value group, which keeps no order.
+func NewRouter(routes []httpapi.Route) *Router {
 	m := mux.NewRouter()
 	requires := make(map[*mux.Route]string)
+	literals := make(map[string][]string)
+	routes = slices.Clone(routes)
+	slices.SortStableFunc(routes, func(a, b httpapi.Route) int {
+		return strings.Count(a.Path, "{") - strings.Count(b.Path, "{")
+	})
 	for _, rt := range routes {
 		if route := handle(m, rt); rt.Requires != "" {
 			requires[route] = rt.Requires
 		}
+		if !strings.Contains(rt.Path, "{") {
+			literals[rt.Path] = append(literals[rt.Path], rt.Method)
+			if rt.Method == http.MethodGet {
+				literals[rt.Path] = append(literals[rt.Path], http.MethodHead)
+			}
+		}
+	}
+	for path, methods := range literals {
+		slices.Sort(methods)
+		literals[path] = slices.Compact(methods)
 	}
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such path: "+r.URL.Path)
 	})
-	return &Router{mux: m, requires: requires}
+	return &Router{mux: m, requires: requires, literals: literals}
 }
 
 // handle registers rt on m, serving HEAD wherever GET is served, as HTTP
 // requires (RFC 9110 9.1). The handler sees a HEAD as the GET it stands
 // for, so that handlers which check the method answer it too; net/http,
 // which knows the request is a HEAD, sends only the headers.
-func handle(m *mux.Router, rt Route) *mux.Route {
+func handle(m *mux.Router, rt httpapi.Route) *mux.Route {
 	if rt.Method != http.MethodGet {
 		return m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
 	}
@@ -64,34 +81,26 @@ func handle(m *mux.Router, rt Route) *mux.Route {
 
 type resolvedKey struct{}
 
-// resolved is the router's record of one request. Links below Resolve keep
-// their per-request state in it (the answer tracker, the body watch, the
-// caller's principal) rather than in context values of their own: each
-// context value costs a copy of the request.
-//
-// It is itself the request's context, the server's with two values of its
-// own: itself, and the principal's slot. One allocation carries both, and
-// principal.FromContext finds the slot like any context value.
+// resolved is the router's record of one request: the record the modules
+// read (httpapi.Record: the template, the required scope, the answer
+// tracker, the principal auth attaches) and this module's own per-request
+// state (the handler, the path's variables, the body watch). Links below
+// Resolve keep their state in it rather than in context values of their
+// own: each context value costs a copy of the request. It is itself the
+// request's context: one allocation carries all of it.
 type resolved struct {
-	context.Context
-	template  string
-	handler   http.Handler
-	vars      map[string]string
-	requires  string // the matched route's Route.Requires
-	tracker   AnswerTracker
-	body      eofReader
-	principal principal.Slot
+	httpapi.Record
+	handler http.Handler
+	vars    map[string]string
+	body    eofReader
 }
 
 // Value implements context.Context.
 func (res *resolved) Value(key any) any {
-	switch key.(type) {
-	case resolvedKey:
+	if _, ok := key.(resolvedKey); ok {
 		return res
-	case principal.Key:
-		return &res.principal
 	}
-	return res.Context.Value(key)
+	return res.Record.Value(key)
 }
 
 // Resolve matches the request against the routes and records the result in
@@ -100,15 +109,19 @@ func (rt *Router) Resolve(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m mux.RouteMatch
 		rt.mux.Match(r, &m)
-		res := &resolved{Context: r.Context(), template: UnmatchedRoute, handler: m.Handler, vars: m.Vars}
+		res := &resolved{Record: httpapi.Record{Context: r.Context(), Template: httpapi.UnmatchedRoute}, handler: m.Handler, vars: m.Vars}
 		switch {
 		case errors.Is(m.MatchErr, mux.ErrMethodMismatch):
 			template, allow := rt.allowed(r)
-			res.template = template
+			res.Template = template
 			res.handler = methodNotAllowed(allow)
 		case m.Route != nil && m.MatchErr == nil:
-			res.template, _ = m.Route.GetPathTemplate()
-			res.requires = rt.requires[m.Route]
+			res.Template, _ = m.Route.GetPathTemplate()
+			if allow, ok := rt.literals[r.URL.Path]; ok && res.Template != r.URL.Path {
+				res.Template, res.handler, res.vars = r.URL.Path, methodNotAllowed(allow), nil
+				break
+			}
+			res.Requires = rt.requires[m.Route]
 		}
 		r = r.WithContext(res)
 		watched := watchBody(r, &res.body)
@@ -134,19 +147,14 @@ func (rt *Router) Dispatch() http.Handler {
 	})
 }
 
-// RouteTemplate returns the route template Resolve found for the request,
-// or UnmatchedRoute.
-func RouteTemplate(ctx context.Context) string {
-	if res, ok := ctx.Value(resolvedKey{}).(*resolved); ok {
-		return res.template
-	}
-	return UnmatchedRoute
-}
-
 // allowed lists the methods served on the request's path, and the path's
-// template. It walks every route, which is fine on this rare path.
+// template: a literal path's own, else those of every route that matches
+// it, walking them all, which is fine on this rare path.
 func (rt *Router) allowed(r *http.Request) (template string, methods []string) {
-	template = UnmatchedRoute
+	if methods, ok := rt.literals[r.URL.Path]; ok {
+		return r.URL.Path, methods
+	}
+	template = httpapi.UnmatchedRoute
 	_ = rt.mux.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		routeMethods, _ := route.GetMethods() // nil for a route without methods: nothing to probe
 		for _, method := range routeMethods {

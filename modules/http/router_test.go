@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/mux"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // routed is what the test routes answer: which route ran, with which
@@ -20,13 +22,13 @@ func routed(name string) http.Handler {
 			vars, _ = json.Marshal(v)
 		}
 		w.Header().Set("X-Route", name)
-		w.Header().Set("X-Template", RouteTemplate(r.Context()))
+		w.Header().Set("X-Template", httpapi.RouteTemplate(r.Context()))
 		_, _ = w.Write(vars)
 	})
 }
 
 func testRouter() *Router {
-	return NewRouter([]Route{
+	return NewRouter([]httpapi.Route{
 		{Method: http.MethodPost, Path: "/plants", Handler: routed("create")},
 		{Method: http.MethodGet, Path: "/plants", Handler: routed("list")},
 		{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")},
@@ -39,7 +41,7 @@ func testRouter() *Router {
 func serveResolved(rt *Router, req *http.Request) (rec *httptest.ResponseRecorder, template string) {
 	rec = httptest.NewRecorder()
 	h := rt.Resolve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		template = RouteTemplate(r.Context())
+		template = httpapi.RouteTemplate(r.Context())
 		rt.Dispatch().ServeHTTP(w, r)
 	}))
 	h.ServeHTTP(rec, req)
@@ -72,12 +74,43 @@ func TestRouterMatches(t *testing.T) {
 	}
 }
 
+// TestRouterPrefersLiteralPaths: a literal path wins over a template that
+// also matches it, in whichever order the routes were given.
+func TestRouterPrefersLiteralPaths(t *testing.T) {
+	literal := httpapi.Route{Method: http.MethodGet, Path: "/plants/changes", Handler: routed("changes")}
+	template := httpapi.Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: routed("get")}
+	for _, routes := range [][]httpapi.Route{{literal, template}, {template, literal}} {
+		rt := NewRouter(routes)
+		rec, tmpl := serveResolved(rt, httptest.NewRequest(http.MethodGet, "/plants/changes", nil))
+		if got := rec.Header().Get("X-Route"); got != "changes" || tmpl != "/plants/changes" {
+			t.Fatalf("routes %s then %s: GET /plants/changes went to %q (template %q)", routes[0].Path, routes[1].Path, got, tmpl)
+		}
+		if rec, _ := serveResolved(rt, httptest.NewRequest(http.MethodGet, "/plants/7", nil)); rec.Header().Get("X-Route") != "get" {
+			t.Fatalf("GET /plants/7 went to %q", rec.Header().Get("X-Route"))
+		}
+	}
+	// Another method on the literal path is a 405 with its methods, though
+	// the template serves that method.
+	put := httpapi.Route{Method: http.MethodPut, Path: "/plants/{id}", Handler: routed("put")}
+	rt := NewRouter([]httpapi.Route{put, literal, template})
+	for _, method := range []string{http.MethodPut, http.MethodPatch} { // PATCH: no route serves it
+		rec, tmpl := serveResolved(rt, httptest.NewRequest(method, "/plants/changes", nil))
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" || tmpl != "/plants/changes" ||
+			rec.Body.String() != `{"error":405,"message":"method `+method+` is not allowed here; allowed: GET, HEAD"}` {
+			t.Fatalf("%s /plants/changes = %d Allow %q template %q %s, want 405 Allow GET, HEAD", method, rec.Code, rec.Header().Get("Allow"), tmpl, rec.Body)
+		}
+	}
+	if rec, _ := serveResolved(rt, httptest.NewRequest(http.MethodPut, "/plants/7", nil)); rec.Header().Get("X-Route") != "put" {
+		t.Fatalf("PUT /plants/7 went to %q", rec.Header().Get("X-Route"))
+	}
+}
+
 func TestRouterNotFound(t *testing.T) {
 	rt := testRouter()
 	for _, path := range []string{"/", "/plant", "/plants/1/leaves", "/PLANTS", "/secret/../etc/passwd"} {
 		rec, template := serveResolved(rt, httptest.NewRequest(http.MethodGet, path, nil))
-		if template != UnmatchedRoute {
-			t.Fatalf("%s: template = %q, want %q (never the raw path)", path, template, UnmatchedRoute)
+		if template != httpapi.UnmatchedRoute {
+			t.Fatalf("%s: template = %q, want %q (never the raw path)", path, template, httpapi.UnmatchedRoute)
 		}
 		assertError(t, rec, http.StatusNotFound, "no such path: "+path)
 		if rec.Header().Get("Allow") != "" {
@@ -122,8 +155,8 @@ func TestRouterDispatchWithoutResolve(t *testing.T) {
 }
 
 func TestRouteTemplateOutsideTheChain(t *testing.T) {
-	if got := RouteTemplate(httptest.NewRequest(http.MethodGet, "/plants", nil).Context()); got != UnmatchedRoute {
-		t.Fatalf("RouteTemplate without Resolve = %q, want %q", got, UnmatchedRoute)
+	if got := httpapi.RouteTemplate(httptest.NewRequest(http.MethodGet, "/plants", nil).Context()); got != httpapi.UnmatchedRoute {
+		t.Fatalf("httpapi.RouteTemplate without Resolve = %q, want %q", got, httpapi.UnmatchedRoute)
 	}
 }
 

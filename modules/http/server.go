@@ -34,10 +34,11 @@ func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readin
 		admin:  newServer(adminHandler, cfg.Limits, errLog),
 		ready:  ready,
 		log:    log,
-		conns:  newConnectionCap(cfg.Limits.withDefaults().MaxConnections),
+		conns:  newConnectionCap(withDefaults(cfg.Limits).MaxConnections),
 		failed: make(chan error, 2), // one per listener: serve never blocks on it
 	}
 	s.api.ConnState = s.conns.track
+	s.api.RegisterOnShutdown(ready.stop)
 	return s
 }
 
@@ -45,7 +46,7 @@ func NewServers(cfg Config, apiHandler, adminHandler http.Handler, ready *Readin
 // them net/http waits forever for slow clients. Its requests are numbered
 // per connection, for the framing check (framing.go).
 func newServer(h http.Handler, l Limits, errLog *log.Logger) *http.Server {
-	l = l.withDefaults()
+	l = withDefaults(l)
 	return &http.Server{
 		Handler:           countRequests(h),
 		ConnContext:       framingContext,

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // holder is a handler whose requests stay in it until released; entered
@@ -87,7 +89,7 @@ func TestShedderAnswers503OverTheCap(t *testing.T) {
 func TestChainShedsOnlyAuthenticatedRequests(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := newHolder()
-	router := NewRouter([]Route{{Method: http.MethodPost, Path: "/plants", Handler: h}})
+	router := NewRouter([]httpapi.Route{{Method: http.MethodPost, Path: "/plants", Handler: h}})
 	rec, err := NewRecoverer(zap.NewNop(), reg)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func TestChainShedsOnlyAuthenticatedRequests(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	chain := NewAPIHandler(router, Middlewares{Tracing: pass, Metrics: pass, AccessLog: pass, Auth: auth, RateLimit: pass}, rec, shed)
+	chain := NewAPIHandler(router, Middlewares{Tracing: pass, Metrics: pass, AccessLog: pass, Auth: auth, RateLimit: pass, Scope: pass}, rec, shed)
 
 	serve := func(method, path, token string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()

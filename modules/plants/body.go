@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -46,11 +46,11 @@ func checkJSONContentType(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // readBody returns the body, at most limit bytes, read into buf unless the
-// chain read it ahead (httpserver.ReadBody). Over the limit it answers 413
+// chain read it ahead (httpapi.ReadBody). Over the limit it answers 413
 // and returns false; a body that declares its size too large is refused
 // before a byte of it is read.
 func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) ([]byte, bool) {
-	body, err := httpserver.ReadBody(w, r, buf, limit)
+	body, err := httpapi.ReadBody(w, r, buf, limit)
 	if err == nil {
 		return body, true
 	}

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/plants/plantjson"
@@ -61,7 +61,7 @@ type ImporterParams struct {
 
 	Handlers *Handlers
 	Config   Config
-	HTTP     httpserver.Config `optional:"true"`
+	Limits   httpapi.Limits `optional:"true"`
 }
 
 // NewImporter returns the bulk create of h: one stream may carry at most
@@ -71,10 +71,10 @@ type ImporterParams struct {
 // whole; zero means their defaults).
 func NewImporter(h *Handlers, maxStream int64, readTimeout, writeTimeout time.Duration) *Importer {
 	if readTimeout <= 0 {
-		readTimeout = httpserver.DefaultLimits.ReadTimeout
+		readTimeout = httpapi.DefaultLimits.ReadTimeout
 	}
 	if writeTimeout <= 0 {
-		writeTimeout = httpserver.DefaultLimits.WriteTimeout
+		writeTimeout = httpapi.DefaultLimits.WriteTimeout
 	}
 	if maxStream <= 0 {
 		maxStream = DefaultMaxImportBytes
@@ -83,12 +83,12 @@ func NewImporter(h *Handlers, maxStream int64, readTimeout, writeTimeout time.Du
 }
 
 func newImporterFromApp(p ImporterParams) *Importer {
-	return NewImporter(p.Handlers, p.Config.MaxImportBytes, p.HTTP.Limits.ReadTimeout, p.HTTP.Limits.WriteTimeout)
+	return NewImporter(p.Handlers, p.Config.MaxImportBytes, p.Limits.ReadTimeout, p.Limits.WriteTimeout)
 }
 
 // Routes is the import route; it needs the create's scope.
-func (im *Importer) Routes() []httpserver.Route {
-	return []httpserver.Route{{Method: http.MethodPost, Path: ImportPath, Handler: http.HandlerFunc(im.serve), Requires: principal.ScopePlantsWrite}}
+func (im *Importer) Routes() []httpapi.Route {
+	return []httpapi.Route{{Method: http.MethodPost, Path: ImportPath, Handler: http.HandlerFunc(im.serve), Requires: principal.ScopePlantsWrite}}
 }
 
 // pending is one line's result, ready once done is closed.

@@ -9,10 +9,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
-	"github.com/plantstore/plantstore/modules/telemetry"
+	"github.com/plantstore/plantstore/modules/telemetry/requestlog"
 )
 
 // DefaultMaxBodyBytes is the default request body limit, 1 MiB.
@@ -24,6 +25,9 @@ type Handlers struct {
 	maxBodyBytes int64
 	log          *zap.Logger
 	created      prometheus.Counter
+
+	changeLog outbox.ChangeLog // see FollowChanges
+	stopping  <-chan struct{}
 }
 
 // NewHandlers returns the API handlers; plants created are counted on reg.
@@ -39,15 +43,17 @@ func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registere
 }
 
 // Routes are the API operations. "/plants/{id}" has no pattern for the id
-// so that a malformed id reaches the handlers and gets a 400, not a 404.
-// Each declares its scope; a token listed without scopes holds both.
-func (h *Handlers) Routes() []httpserver.Route {
+// so that a malformed id reaches the handlers and gets a 400, not a 404;
+// the router prefers "/plants/changes", a literal path, over it. Each
+// declares its scope; a token listed without scopes holds both.
+func (h *Handlers) Routes() []httpapi.Route {
 	const read, write = principal.ScopePlantsRead, principal.ScopePlantsWrite
-	return []httpserver.Route{
+	return []httpapi.Route{
 		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list), Requires: read},
-		{Method: http.MethodPost, Path: "/plants", Handler: httpserver.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create)), Requires: write},
+		{Method: http.MethodPost, Path: "/plants", Handler: httpapi.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create)), Requires: write},
+		{Method: http.MethodGet, Path: "/plants/changes", Handler: http.HandlerFunc(h.changes), Requires: read},
 		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get), Requires: read},
-		{Method: http.MethodPut, Path: "/plants/{id}", Handler: httpserver.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.update)), Requires: write},
+		{Method: http.MethodPut, Path: "/plants/{id}", Handler: httpapi.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.update)), Requires: write},
 		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete), Requires: write},
 	}
 }
@@ -105,6 +111,6 @@ func answerStatus(err error, id int64) (status int, message string, ok bool) {
 // requestFields tie a log line to its request: the error, the route, and the
 // request id and trace id that find it in the access log and the traces.
 func requestFields(r *http.Request, err error) []zap.Field {
-	return append(telemetry.RequestFields(r.Context()),
-		zap.Error(err), zap.String("route", httpserver.RouteTemplate(r.Context())))
+	return append(requestlog.Fields(r.Context()),
+		zap.Error(err), zap.String("route", httpapi.RouteTemplate(r.Context())))
 }

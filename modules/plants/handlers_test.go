@@ -91,9 +91,10 @@ func TestStoreFailures(t *testing.T) {
 func TestMethodNotAllowed(t *testing.T) {
 	api := newTestAPI(t, nil)
 	for target, allow := range map[string]string{
-		"/plants":     "GET, HEAD, POST",
-		"/plants/1":   "DELETE, GET, HEAD, PUT",
-		"/plants/abc": "DELETE, GET, HEAD, PUT",
+		"/plants":         "GET, HEAD, POST",
+		"/plants/1":       "DELETE, GET, HEAD, PUT",
+		"/plants/abc":     "DELETE, GET, HEAD, PUT",
+		"/plants/changes": "GET, HEAD",
 	} {
 		w := serve(api, http.MethodPatch, target)
 		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != allow {

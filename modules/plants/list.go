@@ -23,11 +23,23 @@ const (
 // (the after cursor), so a page deep in the list costs what the first does,
 // and a client walking the pages sees every plant that exists throughout
 // its walk exactly once, whatever others create or delete meanwhile.
+// Every page carries the change log's head taken before the page was read
+// (Plantstore-Changes-Cursor): a copy built from the pages, then updated by
+// the changes after the first page's cursor, misses nothing.
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	q, err := parseListQuery(r.URL.RawQuery)
 	if err != nil {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	var head string
+	if h.changeLog != nil {
+		cursor, err := h.changeLog.Head(r.Context())
+		if err != nil {
+			h.storeError(w, r, err, 0)
+			return
+		}
+		head = EncodeCursor(cursor)
 	}
 	pageSize := q.Limit
 	q.Limit++ // the one plant past the page says whether another page follows
@@ -39,6 +51,9 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	if len(plants) > pageSize {
 		plants = plants[:pageSize]
 		w.Header().Set("Link", nextLink(plants[pageSize-1].ID, pageSize, q.Tag))
+	}
+	if head != "" {
+		w.Header().Set(ChangesCursorHeader, head)
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
@@ -68,18 +68,42 @@ var Module = fx.Module("plants",
 	fx.Provide(
 		NewStoreMetrics,
 		OpenStore,
-		func(cfg Config, store plant.Store, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
-			return NewHandlers(store, cfg.MaxBodyBytes, reg, log)
-		},
-		httpserver.AsAPIRoutes((*Handlers).Routes),
+		newHandlersFromApp,
+		httpapi.AsAPIRoutes((*Handlers).Routes),
 		newImporterFromApp,
-		httpserver.AsAPIRoutes((*Importer).Routes),
-		httpserver.AsReadinessCheck(func(store plant.Store) httpserver.ReadinessCheck {
-			return httpserver.ReadinessCheck{Name: "store", Check: store.Ping}
+		httpapi.AsAPIRoutes((*Importer).Routes),
+		httpapi.AsReadinessCheck(func(store plant.Store) httpapi.ReadinessCheck {
+			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
 	fx.Invoke(RegisterPostgresMetrics),
 )
+
+// handlersIn is what the API handlers are built from: the store, and its
+// change log for the feed (nil only where a store keeps none yet).
+// Stopping comes from the http module (it ends the feed's long answers at
+// shutdown); the plants module run alone, in its tests, has none.
+type handlersIn struct {
+	fx.In
+
+	Config   Config
+	Store    plant.Store
+	Changes  outbox.ChangeLog
+	Stopping httpapi.Stopping `optional:"true"`
+	Registry prometheus.Registerer
+	Log      *zap.Logger
+}
+
+func newHandlersFromApp(in handlersIn) (*Handlers, error) {
+	h, err := NewHandlers(in.Store, in.Config.MaxBodyBytes, in.Registry, in.Log)
+	if err != nil {
+		return nil, err
+	}
+	if in.Changes != nil {
+		h.FollowChanges(in.Changes, in.Stopping)
+	}
+	return h, nil
+}
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
 // the store's outbox (nil for memory, which keeps none), its change log

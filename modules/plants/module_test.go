@@ -13,7 +13,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
@@ -31,7 +31,7 @@ type moduleView struct {
 	Changes  outbox.ChangeLog
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
-	Routes   []httpserver.Route `group:"api_routes"`
+	Routes   []httpapi.Route `group:"api_routes"`
 }
 
 func startModule(t *testing.T, cfg Config) (moduleView, *prometheus.Registry) {

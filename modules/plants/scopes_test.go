@@ -22,6 +22,7 @@ func TestRoutesDeclareScopes(t *testing.T) {
 	want := map[string]string{
 		http.MethodGet + " /plants":         principal.ScopePlantsRead,
 		http.MethodPost + " /plants":        principal.ScopePlantsWrite,
+		http.MethodGet + " /plants/changes": principal.ScopePlantsRead,
 		http.MethodGet + " /plants/{id}":    principal.ScopePlantsRead,
 		http.MethodPut + " /plants/{id}":    principal.ScopePlantsWrite,
 		http.MethodDelete + " /plants/{id}": principal.ScopePlantsWrite,

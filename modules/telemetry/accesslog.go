@@ -8,7 +8,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/telemetry/requestlog"
 )
 
 // AccessLog writes one info line per API request: method, route template,
@@ -18,7 +19,7 @@ import (
 // when the client sent a usable one, generates one otherwise, and echoes it
 // in the response. It logs no other header and no path, so neither the
 // Authorization header nor a token can reach the log.
-func AccessLog(log *zap.Logger) httpserver.Middleware {
+func AccessLog(log *zap.Logger) httpapi.Middleware {
 	log = log.Named("access")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +49,7 @@ const accessFieldCount = 9
 func accessFields(r *http.Request, ex *exchange) []zap.Field {
 	fields := append(ex.fields[:0],
 		zap.String("method", methodLabel(r.Method)), // bounded: a client can send any token
-		zap.String("route", httpserver.RouteTemplate(r.Context())),
+		zap.String("route", httpapi.RouteTemplate(r.Context())),
 		zap.Int("status", ex.status),
 		zap.Duration("duration", ex.elapsed()),
 		zap.Int64("bytes", ex.bytes),
@@ -59,5 +60,5 @@ func accessFields(r *http.Request, ex *exchange) []zap.Field {
 	if p := principal.FromContext(r.Context()); p != nil {
 		fields = append(fields, zap.String("caller", p.Name))
 	}
-	return appendTraceFields(fields, trace.SpanContextFromContext(r.Context()))
+	return requestlog.AppendTraceFields(fields, trace.SpanContextFromContext(r.Context()))
 }

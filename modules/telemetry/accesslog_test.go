@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 func TestAccessLogLineHasEveryField(t *testing.T) {
@@ -199,10 +200,10 @@ func keys[V any](m map[string]V) []string {
 func TestAccessLogNamesTheCaller(t *testing.T) {
 	caller := &principal.Principal{ID: "token:0123456789abcdef", Name: "token:0123456789abcdef", AllScopes: true}
 	c := newChain(t, false, plantsRoute(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Stands for auth, which runs inside the access log and fills the
-		// same slot.
-		if r.Header.Get("X-Test-Caller") != "" && !principal.Fill(r.Context(), caller) {
-			t.Error("no principal slot in the request's context")
+		// Stands for auth, which runs inside the access log and attaches
+		// the principal to the router's record.
+		if r.Header.Get("X-Test-Caller") != "" && !httpapi.Attach(r.Context(), principal.Key{}, caller) {
+			t.Error("no router's record in the request's context")
 		}
 		w.WriteHeader(http.StatusCreated)
 	})))

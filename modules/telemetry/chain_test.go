@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // Trace context of a caller, as a W3C traceparent header carries it.
@@ -36,7 +37,7 @@ type chain struct {
 
 // newChain serves routes (method, template, handler) behind the chain; with
 // traced, spans are recorded in memory.
-func newChain(t *testing.T, traced bool, routes ...httpserver.Route) *chain {
+func newChain(t *testing.T, traced bool, routes ...httpapi.Route) *chain {
 	t.Helper()
 	c := &chain{reg: prometheus.NewRegistry()}
 	core, logs := observer.New(zapcore.InfoLevel)
@@ -72,6 +73,7 @@ func newChain(t *testing.T, traced bool, routes ...httpserver.Route) *chain {
 		AccessLog: AccessLog(log),
 		Auth:      pass,
 		RateLimit: pass,
+		Scope:     pass,
 	}, rec, shed)
 	return c
 }
@@ -98,6 +100,6 @@ var created = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("hello"))
 })
 
-func plantsRoute(h http.Handler) httpserver.Route {
-	return httpserver.Route{Method: http.MethodPost, Path: "/plants", Handler: h}
+func plantsRoute(h http.Handler) httpapi.Route {
+	return httpapi.Route{Method: http.MethodPost, Path: "/plants", Handler: h}
 }

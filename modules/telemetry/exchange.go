@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // exchange is what the telemetry middlewares learn about one request while
@@ -36,11 +36,11 @@ type exchange struct {
 }
 
 // exchangeFrom returns the exchange an outer middleware captures, or nil.
-// The exchange travels as the request's httpserver.AnswerTracker, so that
+// The exchange travels as the request's httpapi.AnswerTracker, so that
 // Recover, further down the chain, asks it whether the answer has begun
 // instead of wrapping the writer again.
 func exchangeFrom(ctx context.Context) *exchange {
-	ex, _ := httpserver.AnswerTrackerFrom(ctx).(*exchange)
+	ex, _ := httpapi.AnswerTrackerFrom(ctx).(*exchange)
 	return ex
 }
 
@@ -52,7 +52,7 @@ func captureExchange(w http.ResponseWriter, r *http.Request) (http.ResponseWrite
 		return w, r, ex
 	}
 	ex := &exchange{ResponseWriter: w, start: time.Now(), status: http.StatusOK}
-	return ex, httpserver.WithAnswerTracker(r, ex), ex
+	return ex, httpapi.WithAnswerTracker(r, ex), ex
 }
 
 // WriteHeader implements http.ResponseWriter.
@@ -81,6 +81,10 @@ func (ex *exchange) header(code int) {
 	ex.status = code
 	ex.wroteHeader = true
 }
+
+// RequestID implements requestlog.IDCarrier: the id the access log gave the
+// request, "" before it did.
+func (ex *exchange) RequestID() string { return ex.requestID }
 
 // AnswerStarted reports whether a final status or body bytes were written.
 func (ex *exchange) AnswerStarted() bool { return ex.wroteHeader }

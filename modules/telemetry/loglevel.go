@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -41,9 +41,9 @@ func ParseLevel(name string) (zapcore.Level, error) {
 const LogLevelPath = "/loglevel"
 
 // LogLevelRoutes serve the level on the admin listener, as {"level":"info"}.
-// Their bodies are capped by the admin listener (httpserver.AdminMaxBodyBytes).
-func LogLevelRoutes(level zap.AtomicLevel) []httpserver.Route {
-	return []httpserver.Route{
+// Their bodies are capped by the admin listener (the http module's AdminMaxBodyBytes).
+func LogLevelRoutes(level zap.AtomicLevel) []httpapi.Route {
+	return []httpapi.Route{
 		{Method: http.MethodGet, Path: LogLevelPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			writeLevel(w, level.Level())
 		})},
@@ -75,7 +75,7 @@ func readLevel(w http.ResponseWriter, r *http.Request) (zapcore.Level, bool) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		httpserver.WriteBodyTooLarge(w, tooLarge.Limit)
+		httperr.WriteBodyTooLarge(w, tooLarge.Limit)
 		return 0, false
 	case err != nil:
 		httperr.Write(w, http.StatusBadRequest, msgUnreadable)

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plantstore/plantstore/internal/buildinfo"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // NewRegistry returns the service's own registry (never the global one)
@@ -33,9 +33,9 @@ func NewRegistry() *prometheus.Registry {
 
 // MetricsRoute serves the registry on the admin listener, OpenMetrics
 // enabled (exemplars need it).
-func MetricsRoute(reg *prometheus.Registry) []httpserver.Route {
+func MetricsRoute(reg *prometheus.Registry) []httpapi.Route {
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: reg})
-	return []httpserver.Route{{Method: http.MethodGet, Path: "/metrics", Handler: h}}
+	return []httpapi.Route{{Method: http.MethodGet, Path: "/metrics", Handler: h}}
 }
 
 // HTTPMetrics are the API listener's request metrics.
@@ -96,7 +96,7 @@ func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
 }
 
 func (m *HTTPMetrics) observe(r *http.Request, ex *exchange) {
-	obs := m.duration.WithLabelValues(methodLabel(r.Method), httpserver.RouteTemplate(r.Context()), codeLabel(ex.status))
+	obs := m.duration.WithLabelValues(methodLabel(r.Method), httpapi.RouteTemplate(r.Context()), codeLabel(ex.status))
 	seconds := ex.elapsed().Seconds()
 	if sc := trace.SpanContextFromContext(r.Context()); sc.IsSampled() && m.exemplars.due(obs, seconds, time.Now()) {
 		obs.(prometheus.ExemplarObserver).ObserveWithExemplar(seconds, prometheus.Labels{"trace_id": sc.TraceID().String()})

@@ -8,13 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 func TestDurationIsObservedUnderTheRouteTemplate(t *testing.T) {
 	c := newChain(t, false,
 		plantsRoute(created),
-		httpserver.Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: created})
+		httpapi.Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: created})
 	c.do(http.MethodPost, "/plants", "")
 	c.do(http.MethodGet, "/plants/7", "")
 	c.do(http.MethodGet, "/plants/8", "")

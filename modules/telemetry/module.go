@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // Module provides the logger and its run-time level, the metrics registry,
@@ -30,11 +30,11 @@ var Module = fx.Module("telemetry",
 		NewHTTPMetrics,
 		newTracing,
 		func(t *Tracing) trace.TracerProvider { return t.TracerProvider() },
-		httpserver.AsAdminRoutes(MetricsRoute),
-		httpserver.AsAdminRoutes(LogLevelRoutes),
-		fx.Annotate(func(m *HTTPMetrics) httpserver.Middleware { return m.Middleware }, fx.ResultTags(`name:"metrics"`)),
+		httpapi.AsAdminRoutes(MetricsRoute),
+		httpapi.AsAdminRoutes(LogLevelRoutes),
+		fx.Annotate(func(m *HTTPMetrics) httpapi.Middleware { return m.Middleware }, fx.ResultTags(`name:"metrics"`)),
 		fx.Annotate(AccessLog, fx.ResultTags(`name:"access_log"`)),
-		fx.Annotate(func(t *Tracing) httpserver.Middleware { return t.Middleware }, fx.ResultTags(`name:"tracing"`)),
+		fx.Annotate(func(t *Tracing) httpapi.Middleware { return t.Middleware }, fx.ResultTags(`name:"tracing"`)),
 	),
 )
 

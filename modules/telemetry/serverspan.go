@@ -9,7 +9,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 // Middleware starts one server span per request, continuing the trace of an
@@ -32,7 +32,7 @@ func (t *Tracing) Middleware(next http.Handler) http.Handler {
 	tracer := t.provider.Tracer("github.com/plantstore/plantstore/modules/telemetry")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		route := httpserver.RouteTemplate(r.Context())
+		route := httpapi.RouteTemplate(r.Context())
 		ctx, span := tracer.Start(ctx, spanName(r.Method, route),
 			serverSpan,
 			trace.WithAttributes(requestAttributes(r, route)...))
@@ -62,7 +62,7 @@ func requestAttributes(r *http.Request, route string) []attribute.KeyValue {
 		scheme = "https"
 	}
 	attrs = append(attrs, semconv.URLScheme(scheme), semconv.URLPath(r.URL.Path), protocolVersion(r))
-	if route != httpserver.UnmatchedRoute {
+	if route != httpapi.UnmatchedRoute {
 		attrs = append(attrs, semconv.HTTPRoute(route))
 	}
 	return attrs
@@ -110,7 +110,7 @@ func spanName(method, route string) string {
 	if method == "OTHER" {
 		method = "HTTP"
 	}
-	if route == httpserver.UnmatchedRoute {
+	if route == httpapi.UnmatchedRoute {
 		return method
 	}
 	return method + " " + route

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
 func TestTracingEnabledFollowsTheOTELVariables(t *testing.T) {
@@ -128,8 +128,8 @@ func TestServerSpanIsNamedAfterTheRoute(t *testing.T) {
 			bag = baggage.FromContext(r.Context()).Member("tenant").Value()
 			w.WriteHeader(http.StatusCreated)
 		})),
-		httpserver.Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: created},
-		httpserver.Route{Method: http.MethodGet, Path: "/boom", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpapi.Route{Method: http.MethodGet, Path: "/plants/{id}", Handler: created},
+		httpapi.Route{Method: http.MethodGet, Path: "/boom", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusInternalServerError)
 		})},
 	)

@@ -10,7 +10,7 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
@@ -32,7 +32,7 @@ type deadLetterJSON struct {
 }
 
 // AdminRoutes lists and redelivers s's dead letters.
-func AdminRoutes(s *Sender, log *zap.Logger) []httpserver.Route {
+func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
 	box := s.Outbox
 	list := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := 100
@@ -76,7 +76,7 @@ func AdminRoutes(s *Sender, log *zap.Logger) []httpserver.Route {
 			w.WriteHeader(http.StatusAccepted)
 		}
 	})
-	return []httpserver.Route{
+	return []httpapi.Route{
 		{Method: http.MethodGet, Path: DeadLettersPath, Handler: list},
 		{Method: http.MethodPost, Path: RedeliverPath, Handler: redeliver},
 	}

@@ -87,7 +87,6 @@ type worker struct {
 	// backlog says the last claim took all it asked for, so more may be
 	// due: only then does a freed slot claim before the next poll.
 	backlog atomic.Bool
-	claims  atomic.Int64  // claims run, for tests
 	stop    chan struct{} // the endpoint left the file
 
 	// handoff holds deliveries that creates wrote already claimed for this
@@ -264,7 +263,6 @@ func (d *Dispatcher) claim(w *worker) {
 		return
 	}
 	w.backlog.Store(len(batch) == n)
-	w.claims.Add(1)
 	for i, dl := range batch {
 		select {
 		case w.slots <- struct{}{}: // a handoff may have taken a slot meanwhile

@@ -69,6 +69,9 @@ func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 	box := store.Outbox()
 	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
 	Hook(box, d)
+	if err := store.Start(ctx); err != nil { // before the dispatcher, as the program's hooks run
+		t.Fatal(err)
+	}
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
@@ -33,17 +35,21 @@ func startPostgresSender(t *testing.T, cfg Config, eps ...Endpoint) (*pgstore.St
 	}
 	cfg.PollInterval = time.Hour
 	box := s.Outbox()
-	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
+	claims := &claimCounter{Outbox: box}
+	d := NewDispatcher(cfg, claims, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
 	Hook(box, d)
+	if err := s.Start(ctx); err != nil { // before the dispatcher, as the program's hooks run
+		t.Fatal(err)
+	}
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The loops' first claim, which would take a row written due later
 	// if its query ran late, is done before the test creates anything.
-	for _, w := range *d.byName.Load() {
-		for deadline := time.Now().Add(20 * time.Second); w.claims.Load() == 0; time.Sleep(time.Millisecond) {
+	for _, ep := range eps {
+		for deadline := time.Now().Add(20 * time.Second); claims.of(ep.Name) == 0; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatal("no first claim")
+				t.Fatalf("no first claim for %s", ep.Name)
 			}
 		}
 	}
@@ -54,6 +60,33 @@ func startPostgresSender(t *testing.T, cfg Config, eps ...Endpoint) (*pgstore.St
 		_ = s.Close()
 	})
 	return s, d
+}
+
+// claimCounter is an outbox that counts the claims each endpoint ran.
+type claimCounter struct {
+	outbox.Outbox
+	mu     sync.Mutex
+	claims map[string]int
+}
+
+func (c *claimCounter) Claim(ctx context.Context, endpoint string, n int, lease time.Duration) ([]outbox.Delivery, error) {
+	batch, err := c.Outbox.Claim(ctx, endpoint, n, lease)
+	if err == nil {
+		c.mu.Lock()
+		if c.claims == nil {
+			c.claims = map[string]int{}
+		}
+		c.claims[endpoint]++
+		c.mu.Unlock()
+	}
+	return batch, err
+}
+
+// of is how many claims endpoint ran.
+func (c *claimCounter) of(endpoint string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.claims[endpoint]
 }
 
 // attemptsOfRows counts the outbox's rows by their attempts column: 1 for a

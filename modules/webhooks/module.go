@@ -14,7 +14,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -22,24 +22,32 @@ import (
 // otherwise: no hook on the store, no goroutine, no route.
 var Module = fx.Module("webhooks",
 	fx.Provide(New),
-	fx.Provide(httpserver.AsAdminRoutes(func(s *Sender, log *zap.Logger) []httpserver.Route {
-		if s == nil {
+	fx.Provide(httpapi.AsAdminRoutes(func(s *Sender, log *zap.Logger) []httpapi.Route {
+		if !s.On() {
 			return nil
 		}
 		return AdminRoutes(s, log)
 	})),
-	fx.Invoke(func(*Sender) {}), // built even though only the admin routes ask for it
+	fx.Invoke(Register),
 )
 
 // ErrNoOutbox refuses webhooks on the memory store, which has nowhere
 // durable to keep events.
 var ErrNoOutbox = errors.New("--webhooks-file needs --store bolt or postgres: the memory store keeps no outbox")
 
-// Sender is the running webhook sender: its outbox and dispatcher.
+// Sender is the webhook sender: its outbox and dispatcher. The zero Sender
+// is webhooks off (no --webhooks-file): it hooks nothing, starts nothing
+// and serves no route.
 type Sender struct {
 	Outbox     outbox.Outbox
 	Dispatcher *Dispatcher
+
+	store  outbox.Store // the store's outbox, which Register hooks
+	source *Source      // the webhooks file's watch
 }
+
+// On reports whether s sends webhooks: whether --webhooks-file is set.
+func (s *Sender) On() bool { return s.Dispatcher != nil }
 
 // Params is what New needs: the configuration and the outbox of the store
 // the plants module opened (nil for memory, which keeps none).
@@ -51,17 +59,15 @@ type Params struct {
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	Log      *zap.Logger
-	LC       fx.Lifecycle
 }
 
-// New reads the webhooks file, hooks the store so that every create writes
-// its event, and schedules the dispatcher and the file's watch to start
-// after the store (postgres migrations included) and to stop before it.
-// Without a file it returns nil.
+// New reads the webhooks file and builds the sender of its endpoints over
+// the store's outbox; Register sets it going. Without a file it returns
+// the zero Sender: webhooks off.
 func New(p Params) (*Sender, error) {
 	cfg := p.Config
 	if cfg.File == "" {
-		return nil, nil
+		return &Sender{}, nil
 	}
 	file, digest, err := ReadFile(cfg.File, cfg.AllowHTTP)
 	if err != nil {
@@ -77,10 +83,20 @@ func New(p Params) (*Sender, error) {
 		return nil, ErrNoOutbox
 	}
 	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
-	Hook(box, d)
 	src := NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
-	p.LC.Append(fx.Hook{OnStart: d.Start, OnStop: d.Stop})
-	p.LC.Append(fx.Hook{OnStart: src.Start, OnStop: src.Stop})
 	log.Info("webhooks on", zap.Strings("endpoints", d.Subscribed()))
-	return &Sender{Outbox: box, Dispatcher: d}, nil
+	return &Sender{Outbox: box, Dispatcher: d, store: box, source: src}, nil
+}
+
+// Register sets s going when it is on: it hooks the store so that every
+// create writes its event, and schedules the dispatcher and the file's
+// watch to start after the store (postgres migrations included; the store
+// appended its hooks when it was built, before s) and to stop before it.
+func Register(lc fx.Lifecycle, s *Sender) {
+	if !s.On() {
+		return
+	}
+	Hook(s.store, s.Dispatcher)
+	lc.Append(fx.Hook{OnStart: s.Dispatcher.Start, OnStop: s.Dispatcher.Stop})
+	lc.Append(fx.Hook{OnStart: s.source.Start, OnStop: s.source.Stop})
 }

@@ -12,9 +12,64 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for ChangeType.
+const (
+	PlantCreated ChangeType = "plant.created"
+	PlantDeleted ChangeType = "plant.deleted"
+	PlantUpdated ChangeType = "plant.updated"
+)
+
+// Valid indicates whether the value is a known member of the ChangeType enum.
+func (e ChangeType) Valid() bool {
+	switch e {
+	case PlantCreated:
+		return true
+	case PlantDeleted:
+		return true
+	case PlantUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Change One committed change of a plant.
+type Change struct {
+	// Cursor This change's position in the feed, to resume after it.
+	Cursor string `json:"cursor"`
+
+	// Id The plant's id.
+	Id int64 `json:"id"`
+
+	// Plant The plant as the change left it; absent for plant.deleted.
+	Plant *StoredPlant `json:"plant,omitempty"`
+
+	// Timestamp The commit's time, in UTC with milliseconds.
+	Timestamp time.Time  `json:"timestamp"`
+	Type      ChangeType `json:"type"`
+
+	// Version The change's version, from one sequence shared by every plant:
+	// of two changes of a plant the later has the greater version.
+	// Versions are not contiguous.
+	Version int64 `json:"version"`
+}
+
+// ChangeType defines model for Change.Type.
+type ChangeType string
+
+// ChangePage A page of the change feed.
+type ChangePage struct {
+	Changes []Change `json:"changes"`
+
+	// Next The cursor to resume from: the last change's, or the request's
+	// `after` when the page is empty.
+	Next string `json:"next"`
+}
 
 // Error defines model for Error.
 type Error struct {
@@ -134,6 +189,31 @@ type ListPlantsParams struct {
 	// (`tag=`) selects plants whose tag is the empty string, not plants
 	// without a tag.
 	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+}
+
+// ListChangesParams defines parameters for ListChanges.
+type ListChangesParams struct {
+	// After Return only changes after this cursor: a page's `next`, an
+	// event's `id`, or a listing's `Plantstore-Changes-Cursor`.
+	// Cursors are opaque (22 characters of base64url). Without it the
+	// feed starts at the oldest change kept, which is only possible
+	// before anything was pruned (410 after).
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit The most changes in the page (or in one write of a stream): from
+	// 1 to 1000, default 100. A value outside that range is refused
+	// (400), not clamped.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Wait How long to hold an empty page for the next change: a Go
+	// duration (`30s`, `1m`, `0`) from 0 to 60s, default 0 (answer at
+	// once). A page is answered as soon as it holds a change.
+	Wait *string `form:"wait,omitempty" json:"wait,omitempty"`
+
+	// LastEventID For a stream: resume after this cursor (an SSE client sends the
+	// last event's id when it reconnects); it takes precedence over
+	// `after`.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
 // DeletePlantParams defines parameters for DeletePlant.
@@ -285,6 +365,30 @@ type ClientInterface interface {
 	// answer succeeds); the same id with other content answers 409.
 	CreatePlant(ctx context.Context, body CreatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListChanges performs a GET /plants/changes (the `ListChanges` operationId) request.
+	//
+	// The change feed: every change committed to the plants (a create
+	// that stored a plant, a PUT that changed one, a DELETE that removed
+	// one), oldest first, after a cursor. A follower builds its copy from
+	// `GET /plants`, whose pages carry the cursor of the newest change
+	// they include (`Plantstore-Changes-Cursor`), then follows from that
+	// cursor, resuming each time from the page's `next`: it misses
+	// nothing and sees every later change in commit order. The log keeps
+	// changes for the server's retention window (`--changes-retention`,
+	// 72h by default); a cursor older than that is answered 410, and the
+	// follower lists again. With `wait`, an empty page is held until a
+	// change commits or the wait ends (a long poll). With
+	// `Accept: text/event-stream` the answer is a stream of server-sent
+	// events instead: each change an event with `id` its cursor, `event`
+	// its type and `data` its Change JSON; it starts after
+	// `Last-Event-ID` when given (an EventSource resuming), else after
+	// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
+	// while idle, and ends when the server shuts down (reconnect with
+	// the last event's id). `wait` does not apply to a stream. Each
+	// waiting request holds one of the server's concurrent requests
+	// (`--max-concurrent-requests`).
+	ListChanges(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeletePlant performs a DELETE /plants/{id} (the `DeletePlant` operationId) request.
 	//
 	// Deletes a single plant based on the ID supplied. Deleting an id that is
@@ -405,6 +509,40 @@ func (c *Client) CreatePlantWithBody(ctx context.Context, contentType string, bo
 // answer succeeds); the same id with other content answers 409.
 func (c *Client) CreatePlant(ctx context.Context, body CreatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePlantRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListChanges performs a GET /plants/changes (the `ListChanges` operationId) request.
+//
+// The change feed: every change committed to the plants (a create
+// that stored a plant, a PUT that changed one, a DELETE that removed
+// one), oldest first, after a cursor. A follower builds its copy from
+// `GET /plants`, whose pages carry the cursor of the newest change
+// they include (`Plantstore-Changes-Cursor`), then follows from that
+// cursor, resuming each time from the page's `next`: it misses
+// nothing and sees every later change in commit order. The log keeps
+// changes for the server's retention window (`--changes-retention`,
+// 72h by default); a cursor older than that is answered 410, and the
+// follower lists again. With `wait`, an empty page is held until a
+// change commits or the wait ends (a long poll). With
+// `Accept: text/event-stream` the answer is a stream of server-sent
+// events instead: each change an event with `id` its cursor, `event`
+// its type and `data` its Change JSON; it starts after
+// `Last-Event-ID` when given (an EventSource resuming), else after
+// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
+// while idle, and ends when the server shuts down (reconnect with
+// the last event's id). `wait` does not apply to a stream. Each
+// waiting request holds one of the server's concurrent requests
+// (`--max-concurrent-requests`).
+func (c *Client) ListChanges(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListChangesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -651,6 +789,99 @@ func NewCreatePlantRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListChangesRequest constructs an http.Request for the ListChanges method
+func NewListChangesRequest(server string, params *ListChangesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/plants/changes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -952,6 +1183,32 @@ type ClientWithResponsesInterface interface {
 	// answer succeeds); the same id with other content answers 409.
 	CreatePlantWithResponse(ctx context.Context, body CreatePlantJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlantResponse, error)
 
+	// ListChangesWithResponse performs a GET /plants/changes (the `ListChanges` operationId) request.
+	//
+	// The change feed: every change committed to the plants (a create
+	// that stored a plant, a PUT that changed one, a DELETE that removed
+	// one), oldest first, after a cursor. A follower builds its copy from
+	// `GET /plants`, whose pages carry the cursor of the newest change
+	// they include (`Plantstore-Changes-Cursor`), then follows from that
+	// cursor, resuming each time from the page's `next`: it misses
+	// nothing and sees every later change in commit order. The log keeps
+	// changes for the server's retention window (`--changes-retention`,
+	// 72h by default); a cursor older than that is answered 410, and the
+	// follower lists again. With `wait`, an empty page is held until a
+	// change commits or the wait ends (a long poll). With
+	// `Accept: text/event-stream` the answer is a stream of server-sent
+	// events instead: each change an event with `id` its cursor, `event`
+	// its type and `data` its Change JSON; it starts after
+	// `Last-Event-ID` when given (an EventSource resuming), else after
+	// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
+	// while idle, and ends when the server shuts down (reconnect with
+	// the last event's id). `wait` does not apply to a stream. Each
+	// waiting request holds one of the server's concurrent requests
+	// (`--max-concurrent-requests`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ListChangesWithResponse(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*ListChangesResponse, error)
+
 	// DeletePlantWithResponse performs a DELETE /plants/{id} (the `DeletePlant` operationId) request.
 	//
 	// Deletes a single plant based on the ID supplied. Deleting an id that is
@@ -1035,7 +1292,8 @@ type ClientWithResponsesInterface interface {
 
 // ListPlantsResponse200Headers the declared response headers of an HTTP 200 response for ListPlants
 type ListPlantsResponse200Headers struct {
-	Link *string
+	Link                    *string
+	PlantstoreChangesCursor *string
 }
 
 // ListPlantsResponse401Headers the declared response headers of an HTTP 401 response for ListPlants
@@ -1284,6 +1542,124 @@ func (r CreatePlantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreatePlantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListChangesResponse401Headers the declared response headers of an HTTP 401 response for ListChanges
+type ListChangesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListChangesResponse403Headers the declared response headers of an HTTP 403 response for ListChanges
+type ListChangesResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// ListChangesResponse429Headers the declared response headers of an HTTP 429 response for ListChanges
+type ListChangesResponse429Headers struct {
+	RetryAfter int
+}
+
+// ListChangesResponse503Headers the declared response headers of an HTTP 503 response for ListChanges
+type ListChangesResponse503Headers struct {
+	RetryAfter int
+}
+
+type ListChangesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ChangePage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListChangesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListChangesResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListChangesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListChangesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListChangesResponse) GetJSON200() *ChangePage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListChangesResponse) GetJSON400() *BadParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListChangesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListChangesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListChangesResponse) GetJSON410() *Error {
+	return r.JSON410
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListChangesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListChangesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListChangesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListChangesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListChangesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListChangesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListChangesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1853,6 +2229,38 @@ func (c *ClientWithResponses) CreatePlantWithResponse(ctx context.Context, body 
 	return ParseCreatePlantResponse(rsp)
 }
 
+// ListChangesWithResponse performs a GET /plants/changes (the `ListChanges` operationId) request.
+//
+// The change feed: every change committed to the plants (a create
+// that stored a plant, a PUT that changed one, a DELETE that removed
+// one), oldest first, after a cursor. A follower builds its copy from
+// `GET /plants`, whose pages carry the cursor of the newest change
+// they include (`Plantstore-Changes-Cursor`), then follows from that
+// cursor, resuming each time from the page's `next`: it misses
+// nothing and sees every later change in commit order. The log keeps
+// changes for the server's retention window (`--changes-retention`,
+// 72h by default); a cursor older than that is answered 410, and the
+// follower lists again. With `wait`, an empty page is held until a
+// change commits or the wait ends (a long poll). With
+// `Accept: text/event-stream` the answer is a stream of server-sent
+// events instead: each change an event with `id` its cursor, `event`
+// its type and `data` its Change JSON; it starts after
+// `Last-Event-ID` when given (an EventSource resuming), else after
+// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
+// while idle, and ends when the server shuts down (reconnect with
+// the last event's id). `wait` does not apply to a stream. Each
+// waiting request holds one of the server's concurrent requests
+// (`--max-concurrent-requests`).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ListChangesWithResponse(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*ListChangesResponse, error) {
+	rsp, err := c.ListChanges(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListChangesResponse(rsp)
+}
+
 // DeletePlantWithResponse performs a DELETE /plants/{id} (the `DeletePlant` operationId) request.
 //
 // Deletes a single plant based on the ID supplied. Deleting an id that is
@@ -2038,6 +2446,13 @@ func ParseListPlantsResponse(rsp *http.Response) (*ListPlantsResponse, error) {
 			}
 			headers.Link = &value
 		}
+		if values := rsp.Header.Values("Plantstore-Changes-Cursor"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Plantstore-Changes-Cursor", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PlantstoreChangesCursor = &value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListPlantsResponse401Headers
@@ -2213,6 +2628,127 @@ func ParseCreatePlantResponse(rsp *http.Response) (*CreatePlantResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreatePlantResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListChangesResponse parses an HTTP response from a ListChangesWithResponse call
+func ParseListChangesResponse(rsp *http.Response) (*ListChangesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListChangesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ChangePage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListChangesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListChangesResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListChangesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListChangesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

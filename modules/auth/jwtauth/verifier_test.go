@@ -3,10 +3,11 @@ package jwtauth
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,28 +24,16 @@ const audience = "plantstore"
 // issuer's JWKS URL alone (no discovery).
 const jwksOnly = "jwks-only"
 
-// testIssuer is a loopback issuer with an RS256, an ES256 and an EdDSA key
-// published, and a verifier that found it by discovery.
+// testIssuer is an in-process issuer with an RS256, an ES256 and an EdDSA
+// key published, and a verifier that found it by discovery. The key source
+// and the verifier keep production time (time.Now): in a synctest bubble,
+// the bubble's clock, which the test moves with time.Sleep.
 type testIssuer struct {
 	*jwttest.Issuer
 	rsa, ec, ed *jwttest.Key
 	keys        *KeySource
 	verifier    *Verifier
 	reg         *prometheus.Registry
-	clock       *clock
-}
-
-// clock is the KeySource's and the Verifier's time, moved by the test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 func newKey(t *testing.T, alg, kid string) *jwttest.Key {
@@ -56,13 +45,13 @@ func newKey(t *testing.T, alg, kid string) *jwttest.Key {
 	return k
 }
 
+// startIssuer starts a key source against an in-process issuer (inside
+// synctest.Test when the test moves time) with cfg's settings (Refresh:
+// DefaultRefresh unless set) and the production fetch timeout, window and
+// waiter bound.
 func startIssuer(t *testing.T, cfg Config) *testIssuer {
 	t.Helper()
-	iss, err := jwttest.NewIssuer("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(iss.Close)
+	iss := jwttest.NewInProcessIssuer()
 	ti := &testIssuer{Issuer: iss, rsa: newKey(t, "RS256", "rsa-1"), ec: newKey(t, "ES256", "ec-1"), ed: newKey(t, "EdDSA", "ed-1")}
 	iss.Publish(ti.rsa, ti.ec, ti.ed)
 	switch {
@@ -72,22 +61,18 @@ func startIssuer(t *testing.T, cfg Config) *testIssuer {
 		cfg.Issuer = iss.URL
 	}
 	cfg.Audience = audience
-	if cfg.Refresh == 0 {
-		cfg.Refresh = time.Hour // the background refresh never runs in a test
-	}
 	ti.reg = prometheus.NewRegistry()
+	var err error
 	ti.keys, err = NewKeySource(cfg, zaptest.NewLogger(t), ti.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ti.clock = &clock{t: time.Now()}
-	ti.keys.now = ti.clock.now
+	ti.keys.client = &http.Client{Transport: iss.Transport()}
 	if err := ti.keys.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ti.keys.Stop(context.Background()) })
 	ti.verifier = NewVerifier(cfg, ti.keys)
-	ti.verifier.now = ti.clock.now
 	return ti
 }
 
@@ -212,156 +197,161 @@ func TestVerifierPrincipal(t *testing.T) {
 // makes the source fetch at once, but not again within MinKIDRefresh; once
 // the issuer publishes the key, the next refresh finds it.
 func TestVerifierRotation(t *testing.T) {
-	ti := startIssuer(t, Config{})
-	fetches := ti.JWKSFetches() // the start's
-	if fetches != 1 {
-		t.Fatalf("JWKS fetched %d times at start, want 1", fetches)
-	}
-	next := newKey(t, "ES256", "ec-2")
-	claims := ti.Claims(audience, "svc-a", time.Minute)
-	oldToken := ti.ec.Sign(claims)
-	if got := ti.reason(t, oldToken); got != "" {
-		t.Fatalf("old key: %q", got)
-	}
-
-	// Before the issuer publishes it: unknown, after one refresh.
-	if got := ti.reason(t, next.Sign(claims)); got != ReasonUnknownKey {
-		t.Fatalf("unpublished key: %q, want unknown_key", got)
-	}
-	if got := ti.JWKSFetches(); got != fetches+1 {
-		t.Fatalf("JWKS fetched %d times, want %d: an unknown kid refreshes once", got, fetches+1)
-	}
-	// A flood of made-up kids within MinKIDRefresh fetches nothing more.
-	for i := range 20 {
-		forged := next.SignWithHeader(map[string]any{"alg": "ES256", "kid": "forged-" + string(rune('a'+i))}, claims)
-		if got := ti.reason(t, forged); got != ReasonUnknownKey {
-			t.Fatalf("forged kid: %q", got)
+	synctest.Test(t, func(t *testing.T) {
+		ti := startIssuer(t, Config{})
+		fetches := ti.JWKSFetches() // the start's
+		if fetches != 1 {
+			t.Fatalf("JWKS fetched %d times at start, want 1", fetches)
 		}
-	}
-	if got := ti.JWKSFetches(); got != fetches+1 {
-		t.Fatalf("JWKS fetched %d times after a flood of unknown kids, want %d", got, fetches+1)
-	}
+		next := newKey(t, "ES256", "ec-2")
+		claims := ti.Claims(audience, "svc-a", time.Minute)
+		oldToken := ti.ec.Sign(claims)
+		if got := ti.reason(t, oldToken); got != "" {
+			t.Fatalf("old key: %q", got)
+		}
 
-	// The rotation: the issuer drops ec-1 and publishes ec-2.
-	ti.Publish(ti.rsa, next, ti.ed)
-	if got := ti.reason(t, next.Sign(claims)); got != ReasonUnknownKey {
-		t.Fatalf("published key within MinKIDRefresh of the last refresh: %q, want unknown_key", got)
-	}
-	ti.clock.add(MinKIDRefresh)
-	if got := ti.reason(t, next.Sign(claims)); got != "" {
-		t.Fatalf("published key after MinKIDRefresh: %q, want it accepted", got)
-	}
-	if got := ti.JWKSFetches(); got != fetches+2 {
-		t.Fatalf("JWKS fetched %d times, want %d", got, fetches+2)
-	}
-	// The token verified with the retired key stays good until it expires
-	// (it is cached); a new one signed by it is refused.
-	if got := ti.reason(t, oldToken); got != "" {
-		t.Fatalf("cached token of the retired key: %q", got)
-	}
-	if got := ti.reason(t, ti.ec.Sign(ti.Claims(audience, "svc-b", time.Minute))); got != ReasonUnknownKey {
-		t.Fatalf("new token of the retired key: %q, want unknown_key", got)
-	}
+		// Before the issuer publishes it: unknown, after one refresh.
+		if got := ti.reason(t, next.Sign(claims)); got != ReasonUnknownKey {
+			t.Fatalf("unpublished key: %q, want unknown_key", got)
+		}
+		if got := ti.JWKSFetches(); got != fetches+1 {
+			t.Fatalf("JWKS fetched %d times, want %d: an unknown kid refreshes once", got, fetches+1)
+		}
+		// A flood of made-up kids within MinKIDRefresh fetches nothing more.
+		for i := range 20 {
+			forged := next.SignWithHeader(map[string]any{"alg": "ES256", "kid": "forged-" + string(rune('a'+i))}, claims)
+			if got := ti.reason(t, forged); got != ReasonUnknownKey {
+				t.Fatalf("forged kid: %q", got)
+			}
+		}
+		if got := ti.JWKSFetches(); got != fetches+1 {
+			t.Fatalf("JWKS fetched %d times after a flood of unknown kids, want %d", got, fetches+1)
+		}
+
+		// The rotation: the issuer drops ec-1 and publishes ec-2.
+		ti.Publish(ti.rsa, next, ti.ed)
+		if got := ti.reason(t, next.Sign(claims)); got != ReasonUnknownKey {
+			t.Fatalf("published key within MinKIDRefresh of the last refresh: %q, want unknown_key", got)
+		}
+		time.Sleep(5 * time.Second) // MinKIDRefresh
+		if got := ti.reason(t, next.Sign(claims)); got != "" {
+			t.Fatalf("published key after MinKIDRefresh: %q, want it accepted", got)
+		}
+		if got := ti.JWKSFetches(); got != fetches+2 {
+			t.Fatalf("JWKS fetched %d times, want %d", got, fetches+2)
+		}
+		// The token verified with the retired key stays good until it expires
+		// (it is cached); a new one signed by it is refused.
+		if got := ti.reason(t, oldToken); got != "" {
+			t.Fatalf("cached token of the retired key: %q", got)
+		}
+		if got := ti.reason(t, ti.ec.Sign(ti.Claims(audience, "svc-b", time.Minute))); got != ReasonUnknownKey {
+			t.Fatalf("new token of the retired key: %q, want unknown_key", got)
+		}
+	})
 }
 
 // TestVerifierIssuerDown: a failed refresh keeps the keys in use, and
 // plantstore_auth_jwks_up says so.
 func TestVerifierIssuerDown(t *testing.T) {
-	ti := startIssuer(t, Config{})
-	gauge := func() float64 { return testutil.ToFloat64(ti.keys.up) }
-	if gauge() != 1 {
-		t.Fatalf("plantstore_auth_jwks_up = %v after a good start", gauge())
-	}
-	ti.SetDown(true)
-	if err := ti.keys.Refresh(t.Context()); err == nil {
-		t.Fatal("Refresh with the issuer down succeeded")
-	}
-	if gauge() != 0 {
-		t.Fatalf("plantstore_auth_jwks_up = %v with the issuer down", gauge())
-	}
-	if got := ti.reason(t, ti.rsa.Sign(ti.Claims(audience, "svc-a", time.Minute))); got != "" {
-		t.Fatalf("a token of a cached key with the issuer down: %q", got)
-	}
-	ti.clock.add(MinKIDRefresh)
-	if got := ti.reason(t, newKey(t, "EdDSA", "ed-9").Sign(ti.Claims(audience, "svc-a", time.Minute))); got != ReasonUnknownKey {
-		t.Fatalf("unknown kid with the issuer down: %q", got)
-	}
-	if got := testutil.ToFloat64(ti.keys.fetchCount.WithLabelValues("error")); got != 2 {
-		t.Fatalf("fetch errors = %v, want 2", got)
-	}
-	ti.SetDown(false)
-	if err := ti.keys.Refresh(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if gauge() != 1 {
-		t.Fatalf("plantstore_auth_jwks_up = %v once the issuer is back", gauge())
-	}
-	if err := testutil.GatherAndCompare(ti.reg, strings.NewReader(`
+	synctest.Test(t, func(t *testing.T) {
+		ti := startIssuer(t, Config{})
+		gauge := func() float64 { return testutil.ToFloat64(ti.keys.up) }
+		if gauge() != 1 {
+			t.Fatalf("plantstore_auth_jwks_up = %v after a good start", gauge())
+		}
+		ti.SetDown(true)
+		if err := ti.keys.Refresh(t.Context()); err == nil {
+			t.Fatal("Refresh with the issuer down succeeded")
+		}
+		if gauge() != 0 {
+			t.Fatalf("plantstore_auth_jwks_up = %v with the issuer down", gauge())
+		}
+		if got := ti.reason(t, ti.rsa.Sign(ti.Claims(audience, "svc-a", time.Minute))); got != "" {
+			t.Fatalf("a token of a cached key with the issuer down: %q", got)
+		}
+		time.Sleep(5 * time.Second) // MinKIDRefresh
+		if got := ti.reason(t, newKey(t, "EdDSA", "ed-9").Sign(ti.Claims(audience, "svc-a", time.Minute))); got != ReasonUnknownKey {
+			t.Fatalf("unknown kid with the issuer down: %q", got)
+		}
+		if got := testutil.ToFloat64(ti.keys.fetchCount.WithLabelValues("error")); got != 2 {
+			t.Fatalf("fetch errors = %v, want 2", got)
+		}
+		ti.SetDown(false)
+		if err := ti.keys.Refresh(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if gauge() != 1 {
+			t.Fatalf("plantstore_auth_jwks_up = %v once the issuer is back", gauge())
+		}
+		if err := testutil.GatherAndCompare(ti.reg, strings.NewReader(`
 # HELP plantstore_auth_jwks_keys JWT signing keys in use.
 # TYPE plantstore_auth_jwks_keys gauge
 plantstore_auth_jwks_keys 3
 `), "plantstore_auth_jwks_keys"); err != nil {
-		t.Fatal(err)
-	}
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestVerifierIssuerDownAtStart: the program starts; JWTs are refused until
 // the issuer answers.
 func TestVerifierIssuerDownAtStart(t *testing.T) {
-	iss, err := jwttest.NewIssuer("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer iss.Close()
-	key := newKey(t, "EdDSA", "ed-1")
-	iss.Publish(key)
-	iss.SetDown(true)
-	cfg := Config{JWKSURL: iss.JWKSURL, Audience: audience, Refresh: time.Hour}
-	keys, err := NewKeySource(cfg, zaptest.NewLogger(t), prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := keys.Start(t.Context()); err != nil {
-		t.Fatalf("Start with the issuer down: %v", err)
-	}
-	defer func() { _ = keys.Stop(context.Background()) }()
-	v := NewVerifier(cfg, keys)
-	token := key.Sign(iss.Claims(audience, "svc-a", time.Minute))
-	var f *Failure
-	if _, err := v.Authenticate(t.Context(), token); !errors.As(err, &f) || f.Reason != ReasonUnknownKey {
-		t.Fatalf("with no keys yet: %v", err)
-	}
-	iss.SetDown(false)
-	if err := keys.Refresh(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	// The JWKS URL alone does not check iss: the keys are the issuer's.
-	if _, err := v.Authenticate(t.Context(), token); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		iss := jwttest.NewInProcessIssuer()
+		key := newKey(t, "EdDSA", "ed-1")
+		iss.Publish(key)
+		iss.SetDown(true)
+		cfg := Config{JWKSURL: iss.JWKSURL, Audience: audience, Refresh: DefaultRefresh}
+		keys, err := NewKeySource(cfg, zaptest.NewLogger(t), prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys.client = &http.Client{Transport: iss.Transport()}
+		if err := keys.Start(t.Context()); err != nil {
+			t.Fatalf("Start with the issuer down: %v", err)
+		}
+		defer func() { _ = keys.Stop(context.Background()) }()
+		v := NewVerifier(cfg, keys)
+		token := key.Sign(iss.Claims(audience, "svc-a", time.Minute))
+		var f *Failure
+		if _, err := v.Authenticate(t.Context(), token); !errors.As(err, &f) || f.Reason != ReasonUnknownKey {
+			t.Fatalf("with no keys yet: %v", err)
+		}
+		iss.SetDown(false)
+		if err := keys.Refresh(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		// The JWKS URL alone does not check iss: the keys are the issuer's.
+		if _, err := v.Authenticate(t.Context(), token); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestVerifierCache: a token is verified once, then served from the cache
 // until its exp, even with its key gone; after exp it is verified again.
 func TestVerifierCache(t *testing.T) {
-	ti := startIssuer(t, Config{})
-	token := ti.rsa.Sign(ti.Claims(audience, "svc-a", time.Minute))
-	first, err := ti.verifier.Authenticate(t.Context(), token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ti.Publish() // every key gone
-	if err := ti.keys.Refresh(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	again, err := ti.verifier.Authenticate(t.Context(), token)
-	if err != nil || again != first {
-		t.Fatalf("second use = %p, %v; want the cached principal %p", again, err, first)
-	}
-	ti.clock.add(time.Minute + Leeway + time.Second)
-	if got := ti.reason(t, token); got != ReasonUnknownKey {
-		t.Fatalf("after exp: %q, want it verified again (and its key is gone)", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ti := startIssuer(t, Config{})
+		token := ti.rsa.Sign(ti.Claims(audience, "svc-a", time.Minute))
+		first, err := ti.verifier.Authenticate(t.Context(), token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ti.Publish() // every key gone
+		if err := ti.keys.Refresh(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ti.verifier.Authenticate(t.Context(), token)
+		if err != nil || again != first {
+			t.Fatalf("second use = %p, %v; want the cached principal %p", again, err, first)
+		}
+		time.Sleep(time.Minute + Leeway + time.Second)
+		if got := ti.reason(t, token); got != ReasonUnknownKey {
+			t.Fatalf("after exp: %q, want it verified again (and its key is gone)", got)
+		}
+	})
 }
 
 func TestVerifiedCacheBound(t *testing.T) {
@@ -380,23 +370,85 @@ func TestVerifiedCacheBound(t *testing.T) {
 	}
 }
 
-// TestKeySourceRefreshesInBackground: a key the issuer publishes is picked
-// up by the background refresh, with no token asking for it; Stop ends it.
+// TestKeySourceRefreshesInBackground, on synctest's clock with the
+// production interval (5 min): a key the issuer publishes is picked up by the
+// background refresh exactly DefaultRefresh after the last fetch, with no
+// token asking for it, one fetch per interval; Stop ends it.
 func TestKeySourceRefreshesInBackground(t *testing.T) {
-	ti := startIssuer(t, Config{Refresh: 20 * time.Millisecond})
-	next := newKey(t, "EdDSA", "ed-2")
-	ti.Publish(ti.rsa, next)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := ti.keys.keys.Load().lookup("ed-2"); ok {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		ti := startIssuer(t, Config{JWKSURL: jwksOnly})
+		next := newKey(t, "EdDSA", "ed-2")
+		ti.Publish(ti.rsa, next)
+		time.Sleep(5*time.Minute - time.Second)
+		synctest.Wait()
+		if _, ok := ti.keys.keys.Load().lookup("ed-2"); ok || ti.JWKSFetches() != 1 {
+			t.Fatalf("a second before the interval: %d fetches, the new key in use %v; want the start's fetch alone", ti.JWKSFetches(), ok)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the background refresh did not pick up the new key (%d JWKS fetches)", ti.JWKSFetches())
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if _, ok := ti.keys.keys.Load().lookup("ed-2"); !ok || ti.JWKSFetches() != 2 {
+			t.Fatalf("at the interval: %d fetches, the new key in use %v; want 2 and the key", ti.JWKSFetches(), ok)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := ti.keys.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+		time.Sleep(50 * time.Minute)
+		synctest.Wait()
+		if got := ti.JWKSFetches(); got != 12 {
+			t.Fatalf("%d fetches after 11 intervals, want 12", got)
+		}
+		if err := ti.keys.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Minute)
+		synctest.Wait()
+		if got := ti.JWKSFetches(); got != 12 {
+			t.Fatalf("%d fetches after Stop, want still 12", got)
+		}
+	})
+}
+
+// TestKeySourceRetriesAtRetryDelay, on synctest's clock with the
+// production delays (retry 15 s, refresh 5 min): while the issuer is down the background refresh
+// tries again every retryDelay, not every DefaultRefresh; once a fetch
+// works it goes back to DefaultRefresh.
+func TestKeySourceRetriesAtRetryDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		iss := jwttest.NewInProcessIssuer()
+		iss.Publish(newKey(t, "EdDSA", "ed-1"))
+		iss.SetDown(true)
+		cfg := Config{JWKSURL: iss.JWKSURL, Audience: audience, Refresh: DefaultRefresh}
+		keys, err := NewKeySource(cfg, zaptest.NewLogger(t), prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys.client = &http.Client{Transport: iss.Transport()}
+		if err := keys.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = keys.Stop(context.Background()) }()
+		errorFetches := func() float64 { return testutil.ToFloat64(keys.fetchCount.WithLabelValues("error")) }
+
+		// The start's fetch and one every retryDelay: 1 + 4 in a minute.
+		time.Sleep(4*15*time.Second + time.Second)
+		synctest.Wait()
+		if got := iss.Requests(); got != 5 || errorFetches() != 5 {
+			t.Fatalf("%d requests, %v failed fetches after %v down; want 5 and 5", got, errorFetches(), 4*15*time.Second+time.Second)
+		}
+		// Back up: the next retry works, and the one after comes a full
+		// interval later.
+		iss.SetDown(false)
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if got := iss.Requests(); got != 6 || testutil.ToFloat64(keys.up) != 1 {
+			t.Fatalf("%d requests, up %v once the issuer is back; want 6 and up", got, testutil.ToFloat64(keys.up))
+		}
+		time.Sleep(5*time.Minute - 2*time.Second)
+		synctest.Wait()
+		if got := iss.Requests(); got != 6 {
+			t.Fatalf("%d requests just before the interval after a good fetch, want 6", got)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if got := iss.Requests(); got != 7 {
+			t.Fatalf("%d requests an interval after a good fetch, want 7", got)
+		}
+	})
 }

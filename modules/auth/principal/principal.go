@@ -1,9 +1,8 @@
 // Package principal is who a request acts for: the identity an
 // authenticator (a static token, a verified JWT) establishes, and the
 // scopes it holds. It depends on the standard library only, so that any
-// module (the router's scope check, the access log, the rate limit, a
-// handler) can ask who the caller is without knowing how it was
-// authenticated.
+// module (the scope check, the access log, the rate limit, a handler) can
+// ask who the caller is without knowing how it was authenticated.
 package principal
 
 import (
@@ -50,50 +49,22 @@ func (p *Principal) Has(scope string) bool {
 }
 
 // Key is the context key under which a context carries a request's
-// principal, as a *Principal or as a *Slot. It is exported so that a
-// context type of its own (the router's per-request record) can answer
-// it with a Slot it holds.
+// principal. It is exported so that a context of its own (the router's
+// per-request record, to which auth attaches the principal with
+// httpapi.Attach) can answer it, at no cost per request.
 type Key struct{}
-
-// Slot is room for a request's principal, made by an outer link of a chain
-// before the principal is known. The authenticating link fills it (Fill)
-// instead of deriving a new context, which would cost a copy of the
-// *http.Request, and links outside it (the access log) see the principal
-// once the request is served. A Slot belongs to one request and is used by
-// its goroutine.
-type Slot struct{ p *Principal }
-
-// WithSlot returns ctx carrying s.
-func WithSlot(ctx context.Context, s *Slot) context.Context {
-	return context.WithValue(ctx, Key{}, s)
-}
 
 // WithPrincipal returns ctx carrying p.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, Key{}, p)
 }
 
-// Fill puts p in ctx's slot and reports true, or reports false when ctx has
-// no slot: the caller then uses WithPrincipal.
-func Fill(ctx context.Context, p *Principal) bool {
-	s, ok := ctx.Value(Key{}).(*Slot)
-	if ok {
-		s.p = p
-	}
-	return ok
-}
-
 // FromContext returns the principal ctx carries, or nil when the request
-// was not authenticated (or not yet: a link outside auth sees it only
-// through a Slot, after the request is served).
+// was not authenticated (or not yet: a link outside auth sees it, through
+// the router's record, once the request is served).
 func FromContext(ctx context.Context) *Principal {
-	switch v := ctx.Value(Key{}).(type) {
-	case *Slot:
-		return v.p
-	case *Principal:
-		return v
-	}
-	return nil
+	p, _ := ctx.Value(Key{}).(*Principal)
+	return p
 }
 
 // ScopeTokens splits a scope string as OAuth 2.0 writes it: tokens

@@ -36,26 +36,4 @@ func TestFromContext(t *testing.T) {
 	if got := FromContext(WithPrincipal(context.Background(), p)); got != p {
 		t.Fatalf("FromContext(WithPrincipal(p)) = %+v, want p", got)
 	}
-	if Fill(context.Background(), p) {
-		t.Fatal("Fill without a slot reported true")
-	}
-}
-
-// TestSlot: a link outside the authenticating one (the access log) holds
-// the context made before auth ran, and sees the principal through the slot.
-func TestSlot(t *testing.T) {
-	p := &Principal{ID: "token:1", Name: "one", AllScopes: true}
-	var s Slot
-	outer := WithSlot(context.Background(), &s)
-	if got := FromContext(outer); got != nil {
-		t.Fatalf("an empty slot gives %+v, want nil", got)
-	}
-	type laterKey struct{}
-	inner := context.WithValue(outer, laterKey{}, "a later link's value")
-	if !Fill(inner, p) {
-		t.Fatal("Fill found no slot under a later context value")
-	}
-	if got := FromContext(outer); got != p {
-		t.Fatalf("the outer context sees %+v, want the filled principal", got)
-	}
 }

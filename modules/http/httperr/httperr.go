@@ -17,6 +17,13 @@ func Write(w http.ResponseWriter, status int, message string) {
 	_, _ = w.Write(Body(status, message))
 }
 
+// WriteBodyTooLarge answers 413 for a body over limit bytes, in the words
+// of the API's own 413.
+func WriteBodyTooLarge(w http.ResponseWriter, limit int64) {
+	Write(w, http.StatusRequestEntityTooLarge,
+		"request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
+}
+
 // jsonContentType is shared by every answer: Header.Set would allocate a
 // fresh one-element slice per answer. net/http only reads header values, so
 // sharing is safe as long as no handler writes into the slice in place.

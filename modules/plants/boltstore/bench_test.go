@@ -20,6 +20,7 @@ func BenchmarkCreate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			boltstore.MustStart(b, s)
 			defer s.Close()
 			tag := "fern"
 			var next atomic.Int64
@@ -64,6 +65,7 @@ func BenchmarkListDeep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	boltstore.MustStart(b, s)
 	defer s.Close()
 	// Ids spread over negative and positive numbers; the i-th plant
 	// (from 1) has id idOf(i).

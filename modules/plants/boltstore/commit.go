@@ -56,8 +56,7 @@ type committer struct {
 	db      *bolt.DB
 	queue   *batching.Queue[*pending]
 	stopped chan struct{}
-	started sync.Once // spawns run: see start (lifecycle.go)
-	spawned int       // goroutines start spawned, for the lifecycle test
+	started atomic.Bool // run was spawned, or close ran first: see start (lifecycle.go)
 
 	lastCommit time.Duration // owned by run
 	durable    atomic.Int64  // id of the last transaction known to be on disk
@@ -112,7 +111,9 @@ func (c *committer) onDisk(tx *bolt.Tx) bool { return int64(tx.ID()) <= c.durabl
 // transaction is durable. When ctx ends first, do returns ctx.Err() and the
 // write may or may not be committed; an identical retry settles it.
 func (c *committer) do(ctx context.Context, w write) (plant.CreateResult, error) {
-	c.start() // a no-op once started
+	if !c.started.Load() {
+		return 0, ErrNotStarted
+	}
 	p := &pending{apply: w, done: make(chan outcome, 1)}
 	if err := c.queue.Send(ctx, p); err != nil {
 		return 0, err
@@ -122,7 +123,9 @@ func (c *committer) do(ctx context.Context, w write) (plant.CreateResult, error)
 
 // close commits the writes already queued, then stops the committer.
 func (c *committer) close() {
-	c.start() // so that stopped is closed, started or not
+	if c.started.CompareAndSwap(false, true) { // never started: nothing to wait for
+		close(c.stopped)
+	}
 	c.queue.Close()
 	<-c.stopped
 }

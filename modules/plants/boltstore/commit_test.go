@@ -25,6 +25,7 @@ func openInternal(t *testing.T) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	MustStart(t, s)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Error(err)
@@ -186,6 +187,7 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	MustStart(t, s)
 	release := stall(t, s)
 	const n = 20
 	results := make([]<-chan error, n)

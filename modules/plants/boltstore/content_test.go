@@ -57,6 +57,7 @@ func TestCreateRetryComparesContent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		MustStart(t, s)
 		if beforeOpen {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
@@ -71,6 +72,7 @@ func TestCreateRetryComparesContent(t *testing.T) {
 			if s, err = Open(dir); err != nil {
 				t.Fatal(err)
 			}
+			MustStart(t, s)
 		} else if err := putLongForm(s.db); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,9 @@
 package boltstore
 
 import (
+	"context"
+	"testing"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -12,8 +15,14 @@ func CommitStats(s *Store) (writes, commits int64) {
 	return s.writes.writes.Load(), s.writes.commits.Load()
 }
 
-// Spawned is how many goroutines s's committer has spawned.
-func Spawned(s *Store) int { return s.writes.spawned }
+// MustStart starts s, as the program's start hook does: a test that
+// writes needs it.
+func MustStart(tb testing.TB, s *Store) {
+	tb.Helper()
+	if err := s.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+}
 
 // Load stores plants in one transaction, the way Create stores each: for
 // building large benchmark data sets quickly.

@@ -23,6 +23,7 @@ func openInBubble(t *testing.T) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	MustStart(t, s)
 	return s
 }
 

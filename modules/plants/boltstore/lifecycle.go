@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -10,8 +11,12 @@ import (
 // group committer's goroutine, and with a retention the pruner's, are
 // spawned by Start, which the program calls from its OnStart hook; Close
 // (OnStop) stops the pruner, commits what is queued and waits for the
-// committer to end. A store used without Fx needs no Start: its first
-// write starts the committer itself (and nothing is pruned).
+// committer to end. Reads need no Start; a write before Start fails with
+// ErrNotStarted rather than wait for a committer that is not there.
+
+// ErrNotStarted is a write's error on a store that Start has not started:
+// a mistake of the program, not of the request.
+var ErrNotStarted = errors.New("boltstore: the store is not started: call Start before writing")
 
 // Start spawns the group committer's goroutine and, with a retention, the
 // pruner's. It returns at once, and calling it again does nothing. Its
@@ -24,18 +29,16 @@ func (s *Store) Start(context.Context) error {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.pruner.cancel, s.pruner.done = cancel, make(chan struct{})
-		s.writes.spawned++
 		go s.prune(ctx)
 	})
 	return nil
 }
 
-// start spawns run, once: from Start, or from the first write.
+// start spawns run, once.
 func (c *committer) start() {
-	c.started.Do(func() {
-		c.spawned++
+	if c.started.CompareAndSwap(false, true) {
 		go c.run()
-	})
+	}
 }
 
 // pruner is the goroutine that removes what is past the retention.

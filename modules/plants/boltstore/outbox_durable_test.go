@@ -25,6 +25,7 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	MustStart(t, s)
 	defer s.Close()
 	box := s.Outbox()
 
@@ -91,6 +92,7 @@ func TestOutboxConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		MustStart(t, s)
 		t.Cleanup(func() { s.Close() })
 		return outboxtest.Subject{Plants: s, Outbox: s.Outbox(), Changes: s.Changes()}
 	})
@@ -102,6 +104,7 @@ func TestChangeLogConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		MustStart(t, s)
 		t.Cleanup(func() {
 			if err := s.Check(); err != nil {
 				t.Errorf("Check = %v", err)

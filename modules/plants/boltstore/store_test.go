@@ -22,6 +22,7 @@ func open(t *testing.T, dir string) *boltstore.Store {
 	if err != nil {
 		t.Fatalf("Open(%s) = %v", dir, err)
 	}
+	boltstore.MustStart(t, s)
 	return s
 }
 

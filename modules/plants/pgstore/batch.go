@@ -64,13 +64,11 @@ type pendingCreate struct {
 type createOutcome = batching.Outcome[plant.CreateResult]
 
 type batcher struct {
-	s          *Store
-	statements atomic.Int64 // multi-row statements run, for tests
-	queue      *batching.Queue[*pendingCreate]
-	stopped    sync.WaitGroup
-	lanes      int
-	started    sync.Once // spawns the lanes: see start (lifecycle.go)
-	spawned    int       // lanes start spawned, for the lifecycle test
+	s       *Store
+	queue   *batching.Queue[*pendingCreate]
+	stopped sync.WaitGroup
+	lanes   int
+	started atomic.Bool // the lanes were spawned, or close ran first: see start (lifecycle.go)
 }
 
 // newBatcher builds a batcher of lanes lanes; they start with start.
@@ -84,7 +82,9 @@ func newBatcher(s *Store, lanes int) *batcher {
 // already may or may not be stored (its statement is left to finish, see
 // commit.go), and an identical retry settles it.
 func (b *batcher) create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
-	b.start() // a no-op once started
+	if !b.started.Load() {
+		return 0, ErrNotStarted
+	}
 	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan createOutcome, 1)}
 	pc.watch.state.Store(queued)
 	if err := b.queue.Send(ctx, pc); err != nil {
@@ -119,7 +119,7 @@ func (pc *pendingCreate) answer(s *Store, result plant.CreateResult, err error) 
 
 // close runs the creates already queued, then stops the lanes.
 func (b *batcher) close() {
-	b.start() // after this no lane can be added while Wait runs
+	b.started.Store(true) // no lane can be spawned after this, while Wait runs
 	b.queue.Close()
 	b.stopped.Wait()
 }
@@ -241,7 +241,6 @@ func (b *batcher) run(conn *pgx.Conn, batch []*pendingCreate) {
 		pc.answer(b.s, result, err)
 		return
 	}
-	b.statements.Add(1)
 	// In id order, every statement takes its row locks in one order, so
 	// two statements sharing ids (two lanes, two replicas) wait for each
 	// other instead of deadlocking.

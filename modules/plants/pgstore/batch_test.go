@@ -1,8 +1,11 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,12 +15,26 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
+// statementCounter counts the multi-row create statements a store sends
+// (batchSQL, alone or with a hook's SQL), as the server receives them.
+type statementCounter struct{ n atomic.Int64 }
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(data.SQL, batchSQL) {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (*statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
 // Creates that queue while both lanes are busy share one statement; each
 // caller still gets its own outcome, a repeated id included.
 func TestQueuedCreatesShareAStatement(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewMigratedDatabase(t, plantsSchema)
-	s := openStore(t, Config{URL: url})
+	var statements statementCounter
+	s := openStore(t, Config{URL: url, Tracer: &statements})
 	queued := []struct {
 		p    plant.Plant
 		want error
@@ -40,7 +57,7 @@ func TestQueuedCreatesShareAStatement(t *testing.T) {
 	// Five queued creates of three ids: one statement takes the three ids,
 	// and the repeats of id 10 follow, each alone or (when the other lane
 	// took one) two at most; never a statement per create.
-	if n := s.creates.statements.Load(); n < 1 || n > 2 {
+	if n := statements.n.Load(); n < 1 || n > 2 {
 		t.Errorf("%d multi-row statements for five queued creates, want 1 or 2", n)
 	}
 	for _, want := range []plant.Plant{queued[0].p, queued[1].p, queued[4].p} {
@@ -56,7 +73,8 @@ func TestQueuedCreatesShareAStatement(t *testing.T) {
 func TestABadCreateFailsAlone(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewMigratedDatabase(t, plantsSchema)
-	s := openStore(t, Config{URL: url})
+	var statements statementCounter
+	s := openStore(t, Config{URL: url, Tracer: &statements})
 	good := []plant.Plant{{ID: 20, Name: "fern"}, {ID: 22, Name: "moss", Tag: plant.StringPtr("green")}}
 	bad := plant.Plant{ID: 21, Name: "nul\x00byte"} // PostgreSQL text cannot hold NUL
 	errs := createBehindBusyLanes(t, s, url, []plant.Plant{good[0], bad, good[1]})
@@ -66,7 +84,7 @@ func TestABadCreateFailsAlone(t *testing.T) {
 	if errs[1] == nil || errors.Is(errs[1], plant.ErrUnavailable) {
 		t.Errorf("the bad create: %v, want an error that is not ErrUnavailable", errs[1])
 	}
-	if n := s.creates.statements.Load(); n != 1 {
+	if n := statements.n.Load(); n != 1 {
 		t.Errorf("%d multi-row statements, want the one that failed", n)
 	}
 	for _, want := range good {

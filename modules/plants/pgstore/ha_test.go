@@ -379,6 +379,7 @@ func TestCloseLeavesWaitingCommitsToTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustStart(t, s)
 	pair.StallStandby(t)
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); !errors.Is(err, plant.ErrUnavailable) {
 		t.Fatalf("Create with a stalled standby = %v, want ErrUnavailable", err)

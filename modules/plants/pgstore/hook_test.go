@@ -25,7 +25,8 @@ import (
 func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
-	s := openStore(t, Config{URL: url})
+	var statements statementCounter
+	s := openStore(t, Config{URL: url, Tracer: &statements})
 	if _, err := s.pool.Exec(ctx, `CREATE TABLE test_outbox (id bigint PRIMARY KEY, name text NOT NULL CHECK (name <> 'refused'))`); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
 			t.Errorf("create %d = %v, want %v", i, errs[i], want[i])
 		}
 	}
-	if n := s.creates.statements.Load(); n < 1 {
+	if n := statements.n.Load(); n < 1 {
 		t.Errorf("%d multi-row statements, want the batch's", n)
 	}
 	// Alone: the single-row statement in a transaction with the hook.
@@ -145,7 +146,8 @@ func TestIdenticalRecreateLeavesTheRowAlone(t *testing.T) {
 func TestCreateHookUnavailableFailsTheWholeBatch(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
-	s := openStore(t, Config{URL: url})
+	var statements statementCounter
+	s := openStore(t, Config{URL: url, Tracer: &statements})
 	if _, err := s.pool.Exec(ctx, `CREATE TABLE test_outbox (id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -10,8 +11,13 @@ import (
 // connects on demand (pgx's pool runs its own health check, stopped by
 // Close). The create lanes are spawned by Start, which the program calls
 // from its OnStart hook after Migrate; Close (OnStop) runs what is queued
-// and waits for them to end. A store used without Fx needs no Start: its
-// first create starts the lanes itself.
+// and waits for them to end. Reads, updates and deletes need no Start; a
+// create before Start fails with ErrNotStarted rather than wait for a lane
+// that is not there.
+
+// ErrNotStarted is a create's error on a store that Start has not started:
+// a mistake of the program, not of the request.
+var ErrNotStarted = errors.New("pgstore: the store is not started: call Start before creating")
 
 // Start spawns the create lanes. It returns at once, and calling it again
 // does nothing. Its signature is an Fx start hook's.
@@ -20,14 +26,14 @@ func (s *Store) Start(context.Context) error {
 	return nil
 }
 
-// start spawns the lanes, once: from Start, or from the first create.
+// start spawns the lanes, once.
 func (b *batcher) start() {
-	b.started.Do(func() {
-		for range b.lanes {
-			b.spawned++
-			b.stopped.Go(b.lane)
-		}
-	})
+	if !b.started.CompareAndSwap(false, true) {
+		return
+	}
+	for range b.lanes {
+		b.stopped.Go(b.lane)
+	}
 }
 
 // Pool is the store's connection pool, for what another module keeps in

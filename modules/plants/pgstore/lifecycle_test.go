@@ -1,73 +1,86 @@
 package pgstore
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// TestNewBuildsStartStarts: New spawns no create lane; Start (the
-// program's OnStart hook, after Migrate) spawns them, once, and Close
-// waits for them to end.
+// TestNewBuildsStartStarts: New spawns no create lane, so a create before
+// Start fails with ErrNotStarted, at once, rather than wait for a lane;
+// Start (the program's OnStart hook, after Migrate) spawns them, once, and
+// Close waits for them to end. Not parallel: the lanes are counted among
+// the process's goroutines, and parallel tests wait while it runs.
 func TestNewBuildsStartStarts(t *testing.T) {
-	t.Parallel()
 	s, err := New(Config{URL: pgtest.NewDatabase(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := s.creates.spawned; n != 0 {
-		t.Fatalf("New started %d create lanes, want none before Start", n)
-	}
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := runningLanes(); n != 0 {
+		t.Fatalf("New started %d create lanes, want none before Start", n)
+	}
+	if err := createErr(s, plant.Plant{ID: 1, Name: "a"}); !errors.Is(err, ErrNotStarted) {
+		t.Fatalf("Create before Start = %v, want ErrNotStarted", err)
+	}
+	if _, err := s.Get(ctx, 1); !errors.Is(err, plant.ErrNotFound) {
+		t.Fatalf("Get before Start = %v, want ErrNotFound: reads need no Start", err)
 	}
 	for range 2 {
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The batcher counts what it spawns: runtime.NumGoroutine would also
-	// count pgxpool's and other tests' goroutines coming and going.
-	if n, lanes := s.creates.spawned, createLanes(DefaultMaxConns); n != lanes {
-		t.Fatalf("Start twice started %d goroutines, want %d (the create lanes)", n, lanes)
+	if n, lanes := runningLanes(), createLanes(DefaultMaxConns); n != lanes {
+		t.Fatalf("Start twice started %d create lanes, want %d", n, lanes)
+	}
+	if err := createErr(s, plant.Plant{ID: 1, Name: "a"}); err != nil {
+		t.Fatalf("Create after Start: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := runningLanes(); n != 0 {
+		t.Fatalf("%d create lanes left after Close", n)
+	}
+}
+
+// TestCloseWithoutStart: a store closed without Start, as a failed start
+// leaves it, closes at once.
+func TestCloseWithoutStart(t *testing.T) {
+	t.Parallel()
+	s, err := New(Config{URL: pgtest.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestStoreWithoutStartStillCreates: a store used without Fx needs no
-// Start: its first create starts the lanes, and Close without any create
-// returns.
-func TestStoreWithoutStartStillCreates(t *testing.T) {
-	t.Parallel()
-	url := pgtest.NewDatabase(t)
-	s, err := New(Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil { // never started
-		t.Fatal(err)
-	}
-	s = openStore(t, Config{URL: url}) // Open: New and Migrate, no Start
-	createWithoutStart(t, s)
-	if got, err := s.Get(ctx, 1); err != nil || got.Name != "a" {
-		t.Fatalf("Get = %+v, %v", got, err)
-	}
-	if err := s.Delete(ctx, 2); !errors.Is(err, plant.ErrNotFound) {
-		t.Fatalf("Delete = %v", err)
+// runningLanes counts the goroutines running a create lane.
+func runningLanes() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Count(buf[:n], []byte("pgstore.(*batcher).lane("))
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
-// createWithoutStart creates plant 1 through s.Create, whatever else than
-// the error Create returns (its result is a seam of its own).
-func createWithoutStart(t *testing.T, s *Store) {
-	t.Helper()
-	out := reflect.ValueOf(s.Create).Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(plant.Plant{ID: 1, Name: "a"})})
-	if err, _ := out[len(out)-1].Interface().(error); err != nil {
-		t.Fatalf("Create without Start: %v", err)
-	}
+// createErr creates p through s.Create and returns its error, whatever else
+// Create returns (its result is a seam of its own).
+func createErr(s *Store, p plant.Plant) error {
+	out := reflect.ValueOf(s.Create).Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(p)})
+	err, _ := out[len(out)-1].Interface().(error)
+	return err
 }

@@ -29,6 +29,15 @@ var plantsSchema = pgtest.NewSchema(func(ctx context.Context, url string) error 
 
 var ctx = context.Background()
 
+// mustStart starts s, as the program's start hook does: a store creates
+// only once started.
+func mustStart(tb testing.TB, s *Store) {
+	tb.Helper()
+	if err := s.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // openStore opens a migrated store on url, closed when the test ends.
 func openStore(t testing.TB, cfg Config) *Store {
 	t.Helper()
@@ -36,6 +45,7 @@ func openStore(t testing.TB, cfg Config) *Store {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
+	mustStart(t, s)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -174,6 +184,7 @@ func TestNoServerIsUnavailable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			mustStart(t, s)
 			defer s.Close()
 			assertUnavailable(t, s)
 		})
@@ -212,6 +223,7 @@ func TestSilentServerIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustStart(t, s)
 	defer s.Close()
 	assertUnavailable(t, s)
 }

@@ -70,8 +70,42 @@ func NewIssuer(addr string) (*Issuer, error) {
 	return i, nil
 }
 
-// Close stops the server.
-func (i *Issuer) Close() { i.srv.Close() }
+// NewInProcessIssuer is an issuer that listens on no socket: it is
+// reached through Transport, so that a test under testing/synctest, whose
+// bubble cannot wait on network I/O, can make it hang or answer on the
+// bubble's clock. Its URL is loopback http, as a verifier's configuration
+// requires; nothing connects to it.
+func NewInProcessIssuer() *Issuer {
+	return &Issuer{URL: inProcessURL, JWKSURL: inProcessURL + "/jwks"}
+}
+
+// inProcessURL names an in-process issuer: a port nothing listens on.
+const inProcessURL = "http://127.0.0.1:1"
+
+// Transport answers each request by calling the issuer's handler in the
+// caller's goroutine. A request whose context ends while the issuer holds
+// it fails with the context's error, as it would over a socket.
+func (i *Issuer) Transport() http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		i.serve(rec, r)
+		if err := r.Context().Err(); err != nil {
+			return nil, err
+		}
+		return rec.Result(), nil
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Close stops the server; an in-process issuer has none.
+func (i *Issuer) Close() {
+	if i.srv != nil {
+		i.srv.Close()
+	}
+}
 
 // SetDown makes the issuer answer 503 to everything (true), or serve again.
 func (i *Issuer) SetDown(down bool) { i.down.Store(down) }

@@ -1,4 +1,4 @@
-package httpserver
+package httpapi
 
 import (
 	"context"
@@ -15,9 +15,10 @@ type Route struct {
 	Path    string // a gorilla/mux template, e.g. "/plants/{id}"
 	Handler http.Handler
 	// Requires is the scope the caller's principal must hold (a
-	// principal.Scope* constant), checked after auth (see NewAPIHandler);
-	// "" requires none. A static token listed without scopes holds every
-	// scope.
+	// principal.Scope* constant); "" requires none. The router records it
+	// (RequiredScope) and the auth module's "scope" link checks it, after
+	// auth and the rate limit. A static token listed without scopes holds
+	// every scope.
 	Requires string
 }
 
@@ -34,9 +35,9 @@ func AsAdminRoutes(f any) any {
 }
 
 // Middleware wraps a handler. The API chain's middlewares arrive as named
-// values ("tracing", "metrics", "access_log", "auth", "rate_limit") because
-// Fx value groups do not keep order, and the order is this package's
-// decision (see NewAPIHandler).
+// values ("tracing", "metrics", "access_log", "auth", "rate_limit",
+// "scope") because Fx value groups do not keep order, and the order is the
+// http module's decision (its NewAPIHandler).
 type Middleware func(http.Handler) http.Handler
 
 // ReadinessCheck is asked by /readyz; modules contribute theirs through the

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/plantstore/plantstore/client"
+)
+
+// watchSynopsis is `plants watch`'s usage.
+const watchSynopsis = "plantstore plants watch [--after CURSOR] [--wait 30s] [flags]\n\n" +
+	"Prints each change of the plants as it commits, one JSON object a line (NDJSON),\n" +
+	"until interrupted. Without --after it starts from now; each line's cursor given\n" +
+	"to --after resumes after that change. A cursor older than the server's retention\n" +
+	"fails (410): list the plants again and watch from now."
+
+// maxWatchWait is the longest long poll the server accepts.
+const maxWatchWait = 60 * time.Second
+
+// change is a change as watch prints it: the feed's own JSON.
+type change struct {
+	Cursor    string  `json:"cursor"`
+	Type      string  `json:"type"`
+	ID        int64   `json:"id"`
+	Version   int64   `json:"version"`
+	Timestamp string  `json:"timestamp"`
+	Plant     *record `json:"plant,omitempty"`
+}
+
+// timestampLayout is the feed's: UTC with exactly three fractional digits.
+const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// watch is `plants watch`: it follows the change feed from after (from the
+// newest change when ""), printing each change as a line, until ctx ends
+// (an interrupt: a clean stop, exit 0) or the feed fails for good.
+func watch(ctx context.Context, api *client.Client, after string, wait time.Duration, stdout io.Writer) error {
+	if after == "" {
+		page, err := api.List(ctx, client.ListOptions{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if page.ChangesCursor == "" {
+			return errors.New("the server has no change feed (its listing carries no Plantstore-Changes-Cursor)")
+		}
+		after = page.ChangesCursor
+	}
+	enc := newEncoder(stdout)
+	for ch, err := range api.Changes(ctx, after, client.ChangesOptions{Wait: wait}) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		line := change{Cursor: ch.Cursor, Type: ch.Type, ID: ch.ID, Version: ch.Version,
+			Timestamp: ch.Time.UTC().Format(timestampLayout)}
+		if ch.Plant != nil {
+			line.Plant = &record{ID: ch.Plant.ID, Name: ch.Plant.Name, Tag: ch.Plant.Tag}
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkWatchFlags refuses what watch cannot do.
+func checkWatchFlags(f *plantsFlags) error {
+	if f.wait <= 0 || f.wait > maxWatchWait {
+		return fmt.Errorf("--wait %v: want more than 0s and at most %v", f.wait, maxWatchWait)
+	}
+	if f.output != "json" {
+		return fmt.Errorf("-o %q: watch prints JSON lines only", f.output)
+	}
+	if f.after != "" && !isCursor(f.after) {
+		return fmt.Errorf("--after %q: not a cursor (the \"cursor\" of a line watch printed)", f.after)
+	}
+	return nil
+}
+
+// isCursor reports whether s has a cursor's form: 22 characters of
+// base64url. What it stands for is the server's to say.
+func isCursor(s string) bool {
+	return len(s) == 22 && !strings.ContainsFunc(s, func(r rune) bool {
+		return !strings.ContainsRune(cursorAlphabet, r)
+	})
+}
+
+// cursorAlphabet is base64url's.
+const cursorAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

@@ -1,0 +1,259 @@
+package plants
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/outbox"
+)
+
+// The change feed, GET /plants/changes: the store's change log (see
+// outbox.ChangeLog) from a cursor on, as pages (optionally waiting for the
+// next change: a long poll) or as a stream of server-sent events
+// (changesstream.go). A follower lists the plants, taking the listing's
+// Plantstore-Changes-Cursor, then follows from that cursor: it misses
+// nothing and never needs to list again unless its cursor falls out of the
+// log's retention window (410).
+
+// Limits of the feed's query. A page holds as many changes as a listing
+// page holds plants (the limit parses as list's does), and a long poll
+// waits at most a minute: longer than that, proxies and load balancers
+// start cutting idle answers.
+const (
+	DefaultChangesLimit = DefaultListLimit
+	MaxChangesWait      = 60 * time.Second
+)
+
+// ChangesCursorHeader is the header of every GET /plants page: the change
+// log's head taken before the page was read, where a follower that built
+// its copy from the listing starts following.
+const ChangesCursorHeader = "Plantstore-Changes-Cursor"
+
+// changesPoll is how often a waiting follower asks the log again even when
+// nothing woke it: a wake-up is best effort (another replica's commit is
+// known by a notification, which can be lost).
+const changesPoll = time.Second
+
+// answerMargin is the time an answer gets to be written once its wait is
+// over: a long poll outlasts the server's write timeout, so it moves its
+// connection's write deadline past its wait plus this.
+const answerMargin = 30 * time.Second
+
+// goneMessage is the 410's: what a follower whose cursor fell out of the
+// retention window does next.
+const goneMessage = "the cursor is older than the change log's retention window: list the plants again (GET /plants) and follow the changes from the listing's " + ChangesCursorHeader + " header"
+
+// FollowChanges serves the change feed from changes and sets the listing's
+// Plantstore-Changes-Cursor header from it. The feed's long answers (a long
+// poll, a stream) end when stopping closes: the server's shutdown, which
+// waits for every answer in flight. Call it before serving; without it the
+// feed answers 404 and listings carry no cursor.
+func (h *Handlers) FollowChanges(changes outbox.ChangeLog, stopping <-chan struct{}) {
+	h.changeLog, h.stopping = changes, stopping
+}
+
+// changesQuery is a parsed feed query; without an after, the zero cursor:
+// the log's beginning.
+type changesQuery struct {
+	after outbox.Cursor
+	limit int
+	wait  time.Duration
+}
+
+// changes handles GET /plants/changes.
+func (h *Handlers) changes(w http.ResponseWriter, r *http.Request) {
+	if h.changeLog == nil {
+		httperr.Write(w, http.StatusNotFound, "this server keeps no change log")
+		return
+	}
+	q, err := parseChangesQuery(r.URL.RawQuery)
+	if err != nil {
+		httperr.Write(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if acceptsEventStream(r.Header) {
+		h.streamChanges(w, r, q)
+		return
+	}
+	h.pollChanges(w, r, q)
+}
+
+// pollChanges answers one page of changes after q.after. With a wait and
+// no change yet, it holds the answer until a change commits (the log's
+// Wait, and a poll every changesPoll in case a wake-up was lost), the wait
+// ends, or the server shuts down; the last two answer an empty page.
+func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changesQuery) {
+	ctx := r.Context()
+	var waitOver <-chan time.Time
+	var poll *time.Ticker
+	if q.wait > 0 {
+		extendWriteDeadline(w, q.wait+answerMargin)
+		timer := time.NewTimer(q.wait)
+		defer timer.Stop()
+		waitOver = timer.C
+		poll = time.NewTicker(changesPoll)
+		defer poll.Stop()
+	}
+	for {
+		// The wake-up channel is taken before reading, so that a change
+		// committed between the read and the wait still wakes it; a page
+		// that does not wait takes none (a store may lock to make one).
+		var wake <-chan struct{}
+		if q.wait > 0 {
+			wake = h.changeLog.Wait()
+		}
+		records, err := h.changeLog.Changes(ctx, q.after, q.limit)
+		if err != nil {
+			h.changesError(w, r, err)
+			return
+		}
+		if len(records) > 0 || q.wait == 0 {
+			writeChangePage(w, records, q.after)
+			return
+		}
+		select {
+		case <-wake:
+		case <-poll.C:
+		case <-waitOver:
+			writeChangePage(w, nil, q.after)
+			return
+		case <-h.stopping:
+			writeChangePage(w, nil, q.after)
+			return
+		case <-ctx.Done():
+			h.storeError(w, r, ctx.Err(), 0) // the client left: 499, not logged as a failure
+			return
+		}
+	}
+}
+
+// changesError answers a failed read of the log: 410 for a cursor past the
+// retention window, else as any store failure.
+func (h *Handlers) changesError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, outbox.ErrCursorGone) {
+		httperr.Write(w, http.StatusGone, goneMessage)
+		return
+	}
+	h.storeError(w, r, err, 0)
+}
+
+// extendWriteDeadline moves the connection's write deadline d from now:
+// the server's write timeout would cut off an answer that comes only when
+// its wait is over. A writer that cannot move it (a test's recorder) is
+// left as it is.
+func extendWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+}
+
+// writeChangePage answers 200 {"changes":[...],"next":"<cursor>"}, next
+// being the last change's cursor, or after when there is none, so that a
+// client always resumes from next.
+func writeChangePage(w http.ResponseWriter, records []outbox.Record, after outbox.Cursor) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	next := after
+	buf.WriteString(`{"changes":[`)
+	for i, rec := range records {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(appendChange(buf.AvailableBuffer(), rec))
+		next = rec.Cursor
+	}
+	buf.WriteString(`],"next":"`)
+	buf.WriteString(EncodeCursor(next))
+	buf.WriteString(`"}`)
+	writeJSON(w, http.StatusOK, buf.Bytes())
+}
+
+// timestampLayout is a change's timestamp: RFC 3339 in UTC with exactly
+// three fractional digits, as the webhooks' envelopes write it.
+const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// appendChange appends one change: {"cursor","type","id","version",
+// "timestamp","plant"}, the plant as stored, omitted for a deletion.
+func appendChange(b []byte, rec outbox.Record) []byte {
+	b = append(b, `{"cursor":"`...)
+	b = append(b, EncodeCursor(rec.Cursor)...)
+	b = append(b, `","type":"`...)
+	b = append(b, rec.Kind.String()...)
+	b = append(b, `","id":`...)
+	b = strconv.AppendInt(b, rec.Plant.ID, 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, rec.Version, 10)
+	b = append(b, `,"timestamp":"`...)
+	b = rec.At.UTC().AppendFormat(b, timestampLayout)
+	b = append(b, '"')
+	if rec.Kind != outbox.Deleted {
+		b = append(b, `,"plant":`...)
+		b = appendStoredPlant(b, rec.Plant)
+	}
+	return append(b, '}')
+}
+
+// parseChangesQuery reads after, limit and wait from a raw query string,
+// as parseListQuery reads its parameters: other parameters are ignored, a
+// repeated one or a malformed value is a *BadRequestError naming it.
+func parseChangesQuery(raw string) (changesQuery, error) {
+	q := changesQuery{limit: DefaultChangesLimit}
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return q, badRequest("query string is malformed: " + err.Error())
+	}
+	for _, name := range [...]string{"after", "limit", "wait"} {
+		v := values[name]
+		if n := len(v); n > 1 {
+			return q, badRequest(`query parameter "` + name + `" is given ` + strconv.Itoa(n) + " times; give it at most once")
+		}
+		if len(v) == 1 {
+			if err := checkText(`query parameter "`+name+`"`, v[0]); err != nil {
+				return q, err
+			}
+		}
+	}
+	if v, ok := values["after"]; ok {
+		if q.after, err = ParseCursor(`query parameter "after"`, v[0]); err != nil {
+			return q, err
+		}
+	}
+	if v, ok := values["limit"]; ok {
+		if q.limit, err = parseLimit(v[0]); err != nil {
+			return q, err
+		}
+	}
+	if v, ok := values["wait"]; ok {
+		if q.wait, err = parseWait(v[0]); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+// parseWait reads a wait in Go's duration syntax ("30s", "1m", "0"), from
+// 0 to MaxChangesWait.
+func parseWait(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > MaxChangesWait {
+		return 0, badRequest(`query parameter "wait" must be a duration from 0s to ` + MaxChangesWait.String() + ` such as "30s", not ` + strconv.Quote(clip(s)))
+	}
+	return d, nil
+}
+
+// acceptsEventStream reports whether the request's Accept lists
+// text/event-stream: the client wants the feed as server-sent events.
+func acceptsEventStream(h http.Header) bool {
+	for _, v := range h.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mediaType, _, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(mediaType), "text/event-stream") {
+				return true
+			}
+		}
+	}
+	return false
+}

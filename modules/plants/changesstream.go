@@ -1,0 +1,134 @@
+package plants
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/outbox"
+)
+
+// changesHeartbeat is how often an idle stream sends a comment: proxies
+// and load balancers close connections idle for longer (60 s is common),
+// and a client that left is noticed when the write fails.
+const changesHeartbeat = 15 * time.Second
+
+// heartbeatComment is the heartbeat: a comment line, which an SSE client
+// ignores.
+const heartbeatComment = ": heartbeat\n\n"
+
+// streamWriteTimeout is how long a client has to take each write of a
+// stream (a batch of events, a heartbeat): the write deadline moves this
+// far ahead before each one, so that only a client that stops reading is
+// cut off, never a stream that merely lasts.
+const streamWriteTimeout = 30 * time.Second
+
+// streamChanges answers the feed as server-sent events (Accept:
+// text/event-stream): each change an event whose id is its cursor, whose
+// event is its type and whose data is the change's JSON (as in a page).
+// It starts after the Last-Event-ID header when the client sent one (an
+// SSE client resuming), else after q.after, and runs until the client
+// leaves or the server shuts down, reading the log as pollChanges waits
+// on it. A bad or gone cursor, or a failing store, is answered with its
+// Error before the stream starts; a failure once events are out ends the
+// stream, and the client's reconnection gets the answer.
+func (h *Handlers) streamChanges(w http.ResponseWriter, r *http.Request, q changesQuery) {
+	ctx := r.Context()
+	after := q.after
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		var err error
+		if after, err = ParseCursor(`header "Last-Event-ID"`, id); err != nil {
+			httperr.Write(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	wake := h.changeLog.Wait()
+	records, err := h.changeLog.Changes(ctx, after, q.limit)
+	if err != nil {
+		h.changesError(w, r, err)
+		return
+	}
+	rc := http.NewResponseController(w)
+	header := w.Header()
+	header.Set("Content-Type", "text/event-stream")
+	header.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	send := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	poll := time.NewTicker(changesPoll)
+	defer poll.Stop()
+	heartbeat := time.NewTicker(changesHeartbeat)
+	defer heartbeat.Stop()
+	buf := getBuffer()
+	defer putBuffer(buf)
+	for first := true; ; first = false {
+		if len(records) > 0 || first { // the first flush sends the headers: the client knows the stream is open
+			buf.Reset()
+			for _, rec := range records {
+				buf.Write(appendEvent(buf.AvailableBuffer(), rec))
+				after = rec.Cursor
+			}
+			if !send(buf.Bytes()) {
+				return
+			}
+		}
+		if len(records) < q.limit { // a full batch: more may be waiting already
+			if !h.awaitChange(wake, poll, heartbeat, ctx.Done(), func() bool { return send([]byte(heartbeatComment)) }) {
+				return
+			}
+		}
+		wake = h.changeLog.Wait()
+		if records, err = h.changeLog.Changes(ctx, after, q.limit); err != nil {
+			if ctx.Err() == nil {
+				level := zap.WarnLevel
+				if errors.Is(err, outbox.ErrCursorGone) {
+					level = zap.InfoLevel
+				}
+				h.log.Log(level, "change stream ended by a failed read; the client reconnects", requestFields(r, err)...)
+			}
+			return
+		}
+	}
+}
+
+// awaitChange blocks until the log may hold a change past the stream's
+// cursor (a commit woke it, or a poll came due), sending a heartbeat each
+// time one is due; false when the stream must end: the client left, a
+// write failed, or the server is shutting down.
+func (h *Handlers) awaitChange(wake <-chan struct{}, poll, heartbeat *time.Ticker, gone <-chan struct{}, beat func() bool) bool {
+	for {
+		select {
+		case <-wake:
+			return true
+		case <-poll.C:
+			return true
+		case <-heartbeat.C:
+			if !beat() {
+				return false
+			}
+		case <-gone:
+			return false
+		case <-h.stopping:
+			return false
+		}
+	}
+}
+
+// appendEvent appends one change as a server-sent event.
+func appendEvent(b []byte, rec outbox.Record) []byte {
+	b = append(b, "id: "...)
+	b = append(b, EncodeCursor(rec.Cursor)...)
+	b = append(b, "\nevent: "...)
+	b = append(b, rec.Kind.String()...)
+	b = append(b, "\ndata: "...)
+	b = appendChange(b, rec)
+	return append(b, "\n\n"...)
+}
