@@ -148,8 +148,7 @@ func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, er
 	case StorePostgres:
 		pgCfg := cfg.Postgres
 		pgCfg.Tracer = postgresTracer(tp)
-		// TODO(lead, at the merge of pg-events): pgCfg.ChangesRetention = retention
-		// (pgstore.Config has no such field on main yet; pg-events adds it).
+		pgCfg.ChangesRetention = retention
 		pg, err := pgstore.New(pgCfg)
 		if err != nil {
 			return Stores{}, err
@@ -158,12 +157,8 @@ func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, er
 		// one fails the start (exit 2) once the connect timeout has passed,
 		// and the orchestrator restarts the process.
 		lc.Append(fx.StartHook(pg.Migrate))
-		lc.Append(fx.StartHook(pg.Start)) // the create lanes
-		out.Store, out.Postgres, out.Outbox = pg, pg, pg.Outbox()
-		// TODO(lead, at the merge of pg-events): out.Changes = pg's change log
-		// (pgstore has none on main yet; on pg-events the *pgstore.Store is
-		// itself an outbox.ChangeLog: out.Changes = pg). Stores.Changes is
-		// nil on postgres until then.
+		lc.Append(fx.StartHook(pg.Start)) // the create lanes, the change log's listener and pruner
+		out.Store, out.Postgres, out.Outbox, out.Changes = pg, pg, pg.Outbox(), pg
 	default:
 		return Stores{}, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}

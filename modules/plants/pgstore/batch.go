@@ -41,17 +41,23 @@ const maxBatchRows = 256
 // other connections of the pool serve reads, deletes and readiness.
 func createLanes(maxConns int) int { return min(2, maxConns) }
 
-// batchSQL is createSQL for many rows. RETURNING names the ids it stored;
-// the others were taken, and storedSQL reads what is stored under them to
+// insertCTE is createSQL for many rows, as the first part of the create
+// statement (see changeSQL), which logs each row it stored and returns
+// their ids, with the versions and times their changes were given. The
+// other ids were taken, and storedSQL reads what is stored under them to
 // tell an identical plant (Unchanged) from a different one (a conflict),
 // durably as durableGetSQL does, its row locks in id order.
 const (
-	batchSQL = `INSERT INTO plants (id, name, tag)
+	insertCTE = `WITH created AS (INSERT INTO plants (id, name, tag)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
 ON CONFLICT (id) DO NOTHING
-RETURNING id`
+RETURNING id, name, tag)`
 	storedSQL = `SELECT id, name, tag FROM plants WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`
 )
+
+// batchSQL is the create statement without a CreateHook: one statement
+// for one create or many.
+var batchSQL = changeSQL(insertCTE, "created", outbox.Created, "")
 
 type pendingCreate struct {
 	ctx   context.Context
@@ -286,7 +292,7 @@ func (b *batcher) run(conn *pgx.Conn, batch []*pendingCreate) {
 
 // insertBatch inserts the batch's plants whose id is free, in one
 // statement on conn, and returns their ids.
-func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate) (map[int64]struct{}, error) {
+func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate) (map[int64]outbox.Committed, error) {
 	creating := make([]Creating, len(batch))
 	for i, pc := range batch {
 		creating[i] = Creating{Ctx: pc.ctx, Plant: pc.p}
@@ -294,11 +300,12 @@ func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendin
 	return s.insert(ctx, conn, creating)
 }
 
-// insert inserts the plants whose id is free, with the CreateHook's
-// writes, in one statement on conn, and returns their ids. On an error the
-// ids read so far say nothing: the statement's end (its commit) was not
-// seen, or its commit's wait for replication was canceled.
-func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating) (map[int64]struct{}, error) {
+// insert inserts the plants whose id is free, each logged as a change,
+// with the CreateHook's writes, in one statement on conn, and returns
+// their ids with what their commit gave them. On an error the ids read so
+// far say nothing: the statement's end (its commit) was not seen, or its
+// commit's wait for replication was canceled.
+func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating) (map[int64]outbox.Committed, error) {
 	ids := make([]int64, len(creating))
 	names := make([]string, len(creating))
 	tags := make([]*string, len(creating))
@@ -313,44 +320,45 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating)
 			sql, args = s.hookedSQL, append(args, hookArgs...)
 		}
 	}
-	var created map[int64]struct{}
+	var created map[int64]outbox.Committed
 	err := s.checked(conn, func(conn *pgx.Conn) (err error) {
-		created, err = query(ctx, conn, sql, args, len(creating))
+		created, err = queryCommitted(ctx, conn, sql, args, len(creating))
 		return err
 	})
 	if err != nil {
 		created = nil
 	}
+	if len(created) > 0 {
+		s.announce()
+	}
 	if done != nil {
-		committed := make(map[int64]outbox.Committed, len(created))
-		for id := range created {
-			committed[id] = outbox.Committed{At: time.Now()}
-		}
-		done(committed, err)
+		done(created, err)
 	}
 	return created, err
 }
 
-// query runs an insert and collects the ids it returns.
-func query(ctx context.Context, conn *pgx.Conn, sql string, args []any, n int) (map[int64]struct{}, error) {
+// queryCommitted runs a change statement (see changeSQL) and collects what
+// it returns: the changed plants' ids, with their versions and times.
+func queryCommitted(ctx context.Context, conn *pgx.Conn, sql string, args []any, n int) (map[int64]outbox.Committed, error) {
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	created := make(map[int64]struct{}, n)
+	committed := make(map[int64]outbox.Committed, n)
 	var id int64
-	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-		created[id] = struct{}{}
+	var c outbox.Committed
+	if _, err := pgx.ForEachRow(rows, []any{&id, &c.Version, &c.At}, func() error {
+		committed[id] = c
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	return created, nil
+	return committed, nil
 }
 
 // readStored reads, durably (see storedSQL), the plants stored under the
 // batch's ids it did not create.
-func (s *Store) readStored(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate, created map[int64]struct{}) (map[int64]plant.Plant, error) {
+func (s *Store) readStored(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate, created map[int64]outbox.Committed) (map[int64]plant.Plant, error) {
 	taken := make([]int64, 0, len(batch)-len(created))
 	for _, pc := range batch {
 		if _, ok := created[pc.p.ID]; !ok {

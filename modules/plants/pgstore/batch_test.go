@@ -16,12 +16,15 @@ import (
 )
 
 // statementCounter counts the multi-row create statements a store sends
-// (batchSQL, alone or with a hook's SQL), as the server receives them.
+// (the create statement, with or without a hook's SQL, holding more than
+// one plant), as the server receives them.
 type statementCounter struct{ n atomic.Int64 }
 
 func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(data.SQL, batchSQL) {
-		c.n.Add(1)
+	if strings.Contains(data.SQL, insertCTE) && len(data.Args) > 0 {
+		if ids, ok := data.Args[0].([]int64); ok && len(ids) > 1 {
+			c.n.Add(1)
+		}
 	}
 	return ctx
 }

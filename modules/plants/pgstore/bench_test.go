@@ -1,7 +1,9 @@
 package pgstore
 
 import (
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,6 +117,45 @@ func BenchmarkUnchanged(b *testing.B) {
 					var stored plant.Plant
 					if err := s.pool.QueryRow(ctx, getSQL, p.ID).Scan(&stored.Name, &stored.Tag); err != nil {
 						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkCreate measures creates, each committed (its WAL flushed)
+// before it returns, from 1 and from 32 concurrent callers: alone, a
+// create is one statement; under load, queued creates share one (see
+// batch.go). Each create also logs its change (see changes.go).
+//
+//	go test -run '^$' -bench Create ./modules/plants/pgstore
+func BenchmarkCreate(b *testing.B) {
+	for _, callers := range []int{1, 32} {
+		b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
+			s := openStore(b, Config{URL: pgtest.NewDatabase(b)})
+			tag := "fern"
+			var next atomic.Int64
+			create := func() error {
+				id := next.Add(1)
+				_, err := s.Create(ctx, plant.Plant{ID: id, Name: "plant-" + strconv.FormatInt(id, 10), Tag: &tag})
+				return err
+			}
+			if callers == 1 {
+				for b.Loop() {
+					if err := create(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return
+			}
+			// RunParallel starts parallelism × GOMAXPROCS goroutines.
+			b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := create(); err != nil {
+						b.Error(err)
+						return
 					}
 				}
 			})

@@ -455,15 +455,42 @@ func xidCounter(t *testing.T, s *Store) func() int64 {
 	}
 }
 
+// notified returns a wait for the next notification on the change log's
+// channel. A store sends it in a transaction of its own, a few
+// milliseconds after a change commits: a test that counts transaction ids
+// waits for it before it counts.
+func notified(t *testing.T, url string) func() {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := conn.WaitForNotification(wctx); err != nil {
+			t.Fatalf("no notification of the change: %v", err)
+		}
+	}
+}
+
 // Reads write no WAL on a server without synchronous standbys: the read
 // barrier costs a single server nothing but the statement (no transaction
 // id, so no commit record and no flush).
 func TestReadsWriteNothingWithoutSynchronousStandbys(t *testing.T) {
-	s := openStore(t, Config{URL: pgtest.NewCluster(t).NewDatabase(t)})
+	url := pgtest.NewCluster(t).NewDatabase(t)
+	s := openStore(t, Config{URL: url})
+	announced := notified(t, url)
 	p := plant.Plant{ID: 1, Name: "fern"}
 	if _, err := s.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	announced()
 	nextXID := xidCounter(t, s)
 	before := nextXID()
 	for range 20 {
@@ -487,10 +514,12 @@ func TestReadsWriteNothingWithoutSynchronousStandbys(t *testing.T) {
 func TestReadsWaitForTheStandbyPastWhatTheySaw(t *testing.T) {
 	pair := pgtest.NewPair(t, haDB)
 	s := openHA(t, pair)
+	announced := notified(t, pair.MultiHostURL(haDB))
 	p := plant.Plant{ID: 1, Name: "fern"}
 	if _, err := s.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	announced()
 	nextXID := xidCounter(t, s)
 	before := nextXID()
 	if got, err := s.Get(ctx, p.ID); err != nil || !got.Equal(p) {

@@ -11,18 +11,21 @@ import (
 // connects on demand (pgx's pool runs its own health check, stopped by
 // Close). The create lanes are spawned by Start, which the program calls
 // from its OnStart hook after Migrate; Close (OnStop) runs what is queued
-// and waits for them to end. Reads, updates and deletes need no Start; a
-// create before Start fails with ErrNotStarted rather than wait for a lane
-// that is not there.
+// and waits for them to end, and stops the change log's listener, notifier
+// and pruner. Reads, updates and deletes need no Start; a create before
+// Start fails with ErrNotStarted rather than wait for a lane that is not
+// there.
 
 // ErrNotStarted is a create's error on a store that Start has not started:
 // a mistake of the program, not of the request.
 var ErrNotStarted = errors.New("pgstore: the store is not started: call Start before creating")
 
-// Start spawns the create lanes. It returns at once, and calling it again
-// does nothing. Its signature is an Fx start hook's.
+// Start spawns the create lanes, and the change log's listener and pruner
+// (see changelog.go). It returns at once, and calling it again does
+// nothing. Its signature is an Fx start hook's.
 func (s *Store) Start(context.Context) error {
 	s.creates.start()
+	s.startBackground()
 	return nil
 }
 

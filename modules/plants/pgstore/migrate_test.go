@@ -58,6 +58,24 @@ FROM information_schema.columns WHERE table_name = 'plants' ORDER BY ordinal_pos
 	if !strings.HasSuffix(tagIndex, "USING btree (md5(tag), id)") {
 		t.Errorf("tag index = %s", tagIndex)
 	}
+	// The claim's index holds only what is still to deliver (migration
+	// 0004): delivered rows are kept, for a replay.
+	var due string
+	if err := conn.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = 'webhook_deliveries_due'`).Scan(&due); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(due, "USING btree (endpoint, next_attempt_at) WHERE ((dead_at IS NULL) AND (delivered_at IS NULL))") {
+		t.Errorf("due index = %s", due)
+	}
+	rows, _ = conn.Query(ctx, `SELECT column_name || ' ' || data_type || ' ' || is_nullable
+FROM information_schema.columns WHERE table_name = 'plant_changes' ORDER BY ordinal_position`)
+	columns, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(columns, ", "), "version bigint NO, tx xid8 NO, kind smallint NO, plant_id bigint NO, name text YES, tag text YES, at timestamp with time zone NO"; got != want {
+		t.Errorf("plant_changes columns = %s, want %s", got, want)
+	}
 	embedded, err := loadMigrations(migrationFiles)
 	if err != nil {
 		t.Fatal(err)

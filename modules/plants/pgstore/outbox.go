@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,35 +25,45 @@ type Outbox struct {
 // Outbox returns the store's outbox.
 func (s *Store) Outbox() *Outbox { return &Outbox{store: s} }
 
-const (
-	// pgWriteSQL is the CreateHook's part of the statement that inserts
-	// plants (created(id) names the plants it inserted): a leased row is
-	// written as its writer's claim, attempt 1 until $10 seconds from now.
-	pgWriteSQL = `INSERT INTO webhook_deliveries (id, endpoint, body, traceparent, attempts, next_attempt_at)
+// pgWriteSQL is the outbox's part of a change statement (see changeSQL),
+// its placeholders from $first: the plan's rows of the plants the
+// statement changed, found in logged(plant_id, kind, version, at), with
+// their change's kind, version and time. A leased row is written as its
+// writer's claim, attempt 1 until $first+6 seconds from now.
+func pgWriteSQL(first int) string {
+	p := func(i int) string { return "$" + strconv.Itoa(first+i) }
+	return `INSERT INTO webhook_deliveries (id, endpoint, body, traceparent, attempts, next_attempt_at, created_at, kind, version)
 SELECT e.id, e.endpoint, e.body, e.traceparent, e.leased::int,
-       CASE WHEN e.leased THEN now() + make_interval(secs => $10) ELSE now() END
-FROM unnest($4::bigint[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bool[])
+       CASE WHEN e.leased THEN now() + make_interval(secs => ` + p(6) + `) ELSE now() END, logged.at, logged.kind, logged.version
+FROM unnest(` + p(0) + `::bigint[], ` + p(1) + `::text[], ` + p(2) + `::text[], ` + p(3) + `::bytea[], ` + p(4) + `::text[], ` + p(5) + `::bool[])
      AS e(plant, id, endpoint, body, traceparent, leased)
-JOIN created ON created.id = e.plant`
+JOIN logged ON logged.plant_id = e.plant`
+}
+
+// maxReplay bounds one Replay.
+const maxReplay = 10_000
+
+const (
 	pgClaimSQL = `UPDATE webhook_deliveries d
 SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $3)
 FROM (SELECT id FROM webhook_deliveries
-      WHERE endpoint = $1 AND dead_at IS NULL AND next_attempt_at <= now()
+      WHERE endpoint = $1 AND dead_at IS NULL AND delivered_at IS NULL AND next_attempt_at <= now()
       ORDER BY next_attempt_at LIMIT $2
       FOR UPDATE SKIP LOCKED) due
 WHERE d.id = due.id
-RETURNING d.id, d.body, d.traceparent, d.created_at, d.attempts`
+RETURNING d.id, d.body, d.traceparent, d.created_at, d.attempts, d.kind, d.version`
 	// pgDeliveredSQL joins the ids rather than testing "id = ANY($1)":
 	// with that, the generic plan of a prepared statement ANDs the primary
-	// key with the whole partial due index (whose predicate dead_at IS NULL
-	// matches), reading every pending row's entry to delete a few.
-	pgDeliveredSQL = `DELETE FROM webhook_deliveries d USING unnest($1::text[]) AS u(id)
-WHERE d.id = u.id AND d.dead_at IS NULL`
+	// key with the whole partial due index (whose predicate matches),
+	// reading every pending row's entry to settle a few. A delivered row is
+	// kept, for a replay, until Prune removes it.
+	pgDeliveredSQL = `UPDATE webhook_deliveries d SET delivered_at = now() FROM unnest($1::text[]) AS u(id)
+WHERE d.id = u.id AND d.dead_at IS NULL AND d.delivered_at IS NULL`
 	pgRetrySQL = `UPDATE webhook_deliveries
 SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4
-WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
+WHERE id = $1 AND attempts = $2 AND dead_at IS NULL AND delivered_at IS NULL`
 	pgBurySQL = `UPDATE webhook_deliveries SET dead_at = now(), last_error = $3
-WHERE id = $1 AND attempts = $2 AND dead_at IS NULL`
+WHERE id = $1 AND attempts = $2 AND dead_at IS NULL AND delivered_at IS NULL`
 	pgDeadSQL = `SELECT id, endpoint, body, created_at, dead_at, attempts, last_error FROM webhook_deliveries
 WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LIMIT $2`
 	// pgRedeliverSQL redelivers the dead letter $1 if its endpoint is one
@@ -65,26 +76,44 @@ WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LI
   FROM dead WHERE d.id = dead.id AND dead.endpoint = ANY($2) RETURNING d.id
 )
 SELECT dead.endpoint, EXISTS (SELECT 1 FROM redelivered) FROM dead`
-	pgDropSQL  = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
-	pgStatsSQL = `SELECT endpoint, count(*) FILTER (WHERE dead_at IS NULL), count(*) FILTER (WHERE dead_at IS NOT NULL),
-       min(created_at) FILTER (WHERE dead_at IS NULL)
-FROM webhook_deliveries GROUP BY endpoint`
+	pgDropSQL = `DELETE FROM webhook_deliveries WHERE dead_at IS NULL AND delivered_at IS NULL AND NOT (endpoint = ANY($1)) RETURNING endpoint`
+	// pgStatsSQL counts the pending rows and the dead letters apart, each
+	// through its partial index (the due index, webhook_deliveries_dead):
+	// the table also keeps every delivered event of the retention window,
+	// which a single pass would read all of.
+	pgStatsSQL = `SELECT endpoint, sum(pending)::bigint, sum(dead)::bigint, min(oldest) FROM (
+  SELECT endpoint, count(*) AS pending, 0 AS dead, min(created_at) AS oldest
+  FROM webhook_deliveries WHERE dead_at IS NULL AND delivered_at IS NULL GROUP BY endpoint
+  UNION ALL
+  SELECT endpoint, 0, count(*), NULL FROM webhook_deliveries WHERE dead_at IS NOT NULL GROUP BY endpoint
+) s GROUP BY endpoint`
+	// pgReplaySQL makes at most $3 of endpoint $1's delivered rows
+	// committed at or after $2 due again, the oldest first, and counts them.
+	pgReplaySQL = `WITH chosen AS (
+  SELECT id FROM webhook_deliveries WHERE endpoint = $1 AND delivered_at IS NOT NULL AND created_at >= $2
+  ORDER BY created_at, version LIMIT $3 FOR UPDATE
+), replayed AS (
+  UPDATE webhook_deliveries d SET delivered_at = NULL, attempts = 0, next_attempt_at = now(), last_error = ''
+  FROM chosen WHERE d.id = chosen.id AND d.delivered_at IS NOT NULL RETURNING d.id
+)
+SELECT count(*) FROM replayed`
+	// pgPruneSQL removes at most $2 delivered rows committed before $1.
+	pgPruneSQL = `DELETE FROM webhook_deliveries WHERE id IN (
+  SELECT id FROM webhook_deliveries WHERE delivered_at IS NOT NULL AND created_at < $1 LIMIT $2
+)`
 )
 
-// OnChange implements outbox.Store: the CreateHook that writes, in the
-// statement that inserts plants, the rows plan gives for them, so that a
-// plant is never stored without its events, nor an event without its
-// plant. A row whose plant the statement did not insert (an identical
-// re-create, a conflict) is not written. A leased row is written already
-// claimed by its writer, for lease, which then attempts it without a claim
-// of its own: a round trip and a row version fewer per event. plan's
-// written, unless nil, is told how the statement ended (see CreateHook).
+// OnChange implements outbox.Store: the hooks that write, in the statement
+// that changes plants (see changes.go), the rows plan gives for them, so
+// that a change is never committed without its events, nor an event
+// without its change. A row whose change the statement did not commit (an
+// identical re-create or replace, a conflict, a missing plant) is not
+// written. A leased row is written already claimed by its writer, for
+// lease, which then attempts it without a claim of its own: a round trip
+// and a row version fewer per event. plan's written, unless nil, is told
+// how the statement ended, with each changed plant's version and time.
 func (o *Outbox) OnChange(lease time.Duration, plan outbox.Plan) {
-	o.store.OnCreate(CreateHook{SQL: pgWriteSQL, Args: func(creating []Creating) ([]any, func(map[int64]outbox.Committed, error)) {
-		changes := make([]outbox.Change, len(creating))
-		for i, c := range creating {
-			changes[i] = outbox.Change{Ctx: c.Ctx, Kind: outbox.Created, After: c.Plant}
-		}
+	args := func(changes []outbox.Change) ([]any, func(map[int64]outbox.Committed, error)) {
 		rows, written := plan(changes, true)
 		if len(rows) == 0 {
 			return nil, written
@@ -97,7 +126,15 @@ func (o *Outbox) OnChange(lease time.Duration, plan outbox.Plan) {
 			bodies[i], parents[i], leased[i] = r.Event.Body, r.Event.TraceParent, r.Leased
 		}
 		return []any{plants, ids, endpoints, bodies, parents, leased, lease.Seconds()}, written
+	}
+	o.store.OnCreate(CreateHook{SQL: pgWriteSQL(4), Args: func(creating []Creating) ([]any, func(map[int64]outbox.Committed, error)) {
+		changes := make([]outbox.Change, len(creating))
+		for i, c := range creating {
+			changes[i] = outbox.Change{Ctx: c.Ctx, Kind: outbox.Created, After: c.Plant}
+		}
+		return args(changes)
 	}})
+	o.store.onChange(changeHook{sql: pgWriteSQL, args: args})
 }
 
 // Claim implements outbox.Outbox. The claim commits (it moves the rows' lease),
@@ -122,8 +159,9 @@ func (o *Outbox) Claim(ctx context.Context, endpoint string, max int, lease time
 			return err
 		}
 		var d outbox.Delivery
-		_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.Body, &d.TraceParent, &d.CreatedAt, &d.Attempt}, func() error {
-			d.Endpoint = endpoint
+		var kind int16
+		_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.Body, &d.TraceParent, &d.CreatedAt, &d.Attempt, &kind, &d.Version}, func() error {
+			d.Endpoint, d.Kind = endpoint, outbox.Kind(kind) //nolint:gosec // G115: a kind the store wrote
 			out = append(out, d)
 			d.Body = nil // the next row's body gets a slice of its own
 			return nil
@@ -136,9 +174,9 @@ func (o *Outbox) Claim(ctx context.Context, endpoint string, max int, lease time
 	return out, nil
 }
 
-// Delivered implements Outbox, in one statement. It deletes the rows
-// whoever holds them: the endpoint has the event, even if this sender's
-// lease ran out meanwhile.
+// Delivered implements Outbox, in one statement. It marks the rows
+// delivered whoever holds them: the endpoint has the event, even if this
+// sender's lease ran out meanwhile.
 func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
@@ -231,10 +269,29 @@ func (o *Outbox) Stats(ctx context.Context) (map[string]outbox.Stats, error) {
 	return out, err
 }
 
-// Replay implements outbox.Outbox. Not yet: delivered events are removed.
-func (o *Outbox) Replay(context.Context, string, time.Time, int) (int, error) {
-	return 0, errors.ErrUnsupported
+// Replay implements outbox.Outbox, in one statement; limit is at most
+// maxReplay.
+func (o *Outbox) Replay(ctx context.Context, endpoint string, since time.Time, limit int) (int, error) {
+	limit = min(limit, maxReplay)
+	if limit <= 0 {
+		return 0, nil
+	}
+	var n int
+	err := o.store.pool.QueryRow(ctx, pgReplaySQL, endpoint, since, limit).Scan(&n)
+	return n, err
 }
 
-// Prune implements outbox.Outbox. Not yet: delivered events are removed.
-func (o *Outbox) Prune(context.Context, time.Time) (int, error) { return 0, nil }
+// Prune implements outbox.Outbox, in statements of at most pruneBatch rows.
+func (o *Outbox) Prune(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		tag, err := o.store.pool.Exec(ctx, pgPruneSQL, before, pruneBatch)
+		if err != nil {
+			return total, err
+		}
+		total += int(tag.RowsAffected())
+		if tag.RowsAffected() < pruneBatch {
+			return total, nil
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,8 +15,15 @@ import (
 
 func TestOutboxConformance(t *testing.T) {
 	outboxtest.Run(t, func(t *testing.T) outboxtest.Subject {
-		s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
-		return outboxtest.Subject{Plants: s, Outbox: s.Outbox()}
+		s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+		return outboxtest.Subject{Plants: s, Outbox: s.Outbox(), Changes: s}
+	})
+}
+
+func TestChangeLogConformance(t *testing.T) {
+	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
+		s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+		return outboxtest.ChangeLogSubject{Plants: s, Changes: s}
 	})
 }
 
@@ -139,5 +147,60 @@ func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
 	}
 	if stats, _ := box.Stats(ctx); stats["b"].Pending != 0 || stats["a"].Pending != 2 {
 		t.Fatalf("stats = %+v, want b settled and a's 2 pending", stats)
+	}
+}
+
+// The outbox keeps every delivered event for the retention window, so the
+// statements that run all the time (the claim, the stats every few seconds,
+// the dead letters' list) must read only what they count, through their
+// partial indexes, never the delivered rows: on a table of 50,000
+// delivered rows and a few others, none of them scans the table, whether
+// its prepared plan is generic or custom.
+func TestOutboxStatementsSkipDeliveredRows(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+	if _, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (id, endpoint, body, delivered_at)
+SELECT 'msg_' || i, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END, '\x00', now() FROM generate_series(1, 50000) i;
+INSERT INTO webhook_deliveries (id, endpoint, body) SELECT 'pending_' || i, 'a', '\x00' FROM generate_series(1, 10) i;
+INSERT INTO webhook_deliveries (id, endpoint, body, dead_at) SELECT 'dead_' || i, 'a', '\x00', now() FROM generate_series(1, 3) i;
+ANALYZE webhook_deliveries`); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, stmt := range []string{
+		"PREPARE stats AS " + pgStatsSQL,
+		"PREPARE dead(text, int) AS " + pgDeadSQL,
+		"PREPARE claim(text, int, float8) AS " + pgClaimSQL,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { _, _ = conn.Exec(ctx, "DEALLOCATE ALL; RESET plan_cache_mode") }()
+	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
+		if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+			t.Fatal(err)
+		}
+		for _, execute := range []string{"stats", "dead('a', 100)", "dead('', 100)", "claim('a', 100, 60)"} {
+			rows, _ := conn.Query(ctx, "EXPLAIN (COSTS OFF) EXECUTE "+execute)
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatalf("%s: %v", execute, err)
+			}
+			if plan := strings.Join(lines, "\n"); strings.Contains(plan, "Seq Scan") {
+				t.Errorf("%s, %s: the plan reads the whole table:\n%s", mode, execute, plan)
+			}
+		}
+	}
+	stats, err := s.Outbox().Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := stats["a"], stats["b"]; a.Pending != 10 || a.DeadLetters != 3 || a.OldestPending.IsZero() || len(stats) != 1 || b != (outbox.Stats{}) {
+		t.Fatalf("stats = %+v, want a with 10 pending and 3 dead letters, and nothing of b's delivered rows", stats)
 	}
 }

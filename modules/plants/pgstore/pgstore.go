@@ -2,10 +2,12 @@
 // stateless replicas on one shared database.
 //
 // It keeps plants in one table, plants(id bigint primary key, name text not
-// null, tag text), created by migrations embedded in the binary and applied
+// null, tag text), and the log of their changes in another (see
+// changelog.go), created by migrations embedded in the binary and applied
 // at start under an advisory lock (see Migrate). Every call is one round trip
 // on a pgx connection pool (concurrent creates share theirs: see batch.go;
-// a create whose id is taken adds a read to tell a retry from a conflict),
+// a create whose id is taken, or a write that changes nothing, adds a read
+// to tell which answer it is),
 // bounded by the statement timeout on the server
 // and by a deadline on the client, so a database that stops answering costs
 // a request seconds, not forever. A statement that may commit is never
@@ -36,6 +38,7 @@ const (
 	DefaultMaxConns         = 16
 	DefaultConnectTimeout   = 5 * time.Second
 	DefaultStatementTimeout = 5 * time.Second
+	DefaultChangesRetention = 72 * time.Hour
 )
 
 // Config configures a Store.
@@ -61,6 +64,10 @@ type Config struct {
 	// the pool (not the migration's session): the program sets otelpgx's,
 	// so that each query is a span under the store call that made it.
 	Tracer pgx.QueryTracer
+	// ChangesRetention is how long the change log keeps a change, and the
+	// outbox a delivered event (for a replay); pruned past it (see
+	// changelog.go).
+	ChangesRetention time.Duration
 }
 
 // Store is the PostgreSQL plant.Store. It is safe for concurrent use.
@@ -81,23 +88,31 @@ type Store struct {
 	closing       context.Context
 	stopCommits   context.CancelFunc // ends the statements' contexts at Close
 	creates       *batcher
-	onCreate      *CreateHook // nil: a create inserts the plant only
-	hookedSQL     string      // batchSQL with onCreate's SQL
+	onCreate      *CreateHook   // nil: a create inserts and logs the plant only
+	hookedSQL     string        // batchSQL with onCreate's SQL
+	changeHook    *changeHook   // nil: a replace or delete writes and logs the plant only
+	changed       waker         // woken at each change this process commits
+	notifyPending chan struct{} // a change committed since the last notification (see notify)
+	retention     time.Duration
+	background    backgroundTasks // the change log's listener, notifier and pruner (see changelog.go)
 }
 
 // CreateHook writes what goes with newly created plants (an outbox entry
 // announcing each, say) in the very statement that inserts them, so that
 // both commit or neither does, and a create still costs one round trip.
 //
-// The store runs
+// The store runs (see changeSQL)
 //
-//	WITH created AS (INSERT INTO plants ... RETURNING id), hook AS (<SQL>) SELECT id FROM created
+//	WITH created AS (INSERT INTO plants ... RETURNING id, name, tag),
+//	     logged AS (INSERT INTO plant_changes ... RETURNING plant_id, kind, version, at),
+//	     hook AS (<SQL>)
+//	SELECT plant_id, version, at ... FROM logged
 //
 // so SQL is a data-modifying statement (an INSERT ... SELECT, say) that
-// finds the ids of the plants the statement inserted in the relation
-// created(id): never an identical re-create or a conflict. $1, $2 and $3
-// are the plants' ids, names and tags (arrays); the hook's own
-// placeholders start at $4.
+// finds the plants the statement inserted in the relation created(id,
+// name, tag), and their changes' versions and times in logged: never an
+// identical re-create or a conflict. $1, $2 and $3 are the plants' ids,
+// names and tags (arrays); the hook's own placeholders start at $4.
 //
 // Args gives their values for the plants the statement may insert (nil:
 // write nothing, run the insert alone), and done, unless nil, is told how
@@ -123,7 +138,7 @@ type Creating struct {
 // (before Start): the create lanes read it without a lock.
 func (s *Store) OnCreate(h CreateHook) {
 	s.onCreate = &h
-	s.hookedSQL = "WITH created AS (" + batchSQL + "), hook AS (" + h.SQL + ") SELECT id FROM created"
+	s.hookedSQL = changeSQL(insertCTE, "created", outbox.Created, h.SQL)
 }
 
 // New returns a store on a connection pool. It does not connect: the pool
@@ -147,6 +162,9 @@ func New(cfg Config) (*Store, error) {
 	}
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = DefaultCommitTimeout
+	}
+	if cfg.ChangesRetention <= 0 {
+		cfg.ChangesRetention = DefaultChangesRetention
 	}
 	pc.MaxConns = int32(cfg.MaxConns) //nolint:gosec // G115: checked against math.MaxInt32 above
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
@@ -177,6 +195,8 @@ func New(cfg Config) (*Store, error) {
 		callTimeout:   cfg.ConnectTimeout + cfg.StatementTimeout,
 		commitTimeout: max(cfg.CommitTimeout, cfg.ConnectTimeout+cfg.StatementTimeout),
 		maxOrphaned:   int64(max(1, cfg.MaxConns/2)),
+		retention:     cfg.ChangesRetention,
+		notifyPending: make(chan struct{}, 1),
 	}
 	s.closing, s.stopCommits = closing, stopCommits
 	s.creates = newBatcher(s, createLanes(cfg.MaxConns))
@@ -199,7 +219,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // The statements, one round trip each. pgx prepares each one once per
 // connection and then only binds and executes it.
 const (
-	// createSQL inserts the plant, or does nothing when its id is taken:
+	// createSQL inserts the plant, or does nothing when its id is taken
+	// (the create statement, batchSQL, does so for many, logging each):
 	// one row affected means Created. For none, a read of the stored plant
 	// tells Unchanged from a conflict (see createOne). DO NOTHING waits for
 	// a racing uncommitted insert of the id to end, so the read, a new
@@ -228,7 +249,6 @@ ON CONFLICT (id) DO NOTHING`
 	// failover cannot take back what a read showed. Without synchronous
 	// standbys it writes nothing, and a read costs no WAL flush.
 	readBarrierSQL = `SELECT pg_logical_emit_message(true, 'plantstore', '') WHERE current_setting('synchronous_standby_names') <> ''`
-	deleteSQL      = `DELETE FROM plants WHERE id = $1`
 
 	// The two list statements seek an index to the cursor and read one
 	// page, whatever the table's size and the tag's frequency. The cursor
@@ -281,17 +301,9 @@ func (s *Store) createOne(ctx context.Context, conn *pgx.Conn, p plant.Plant) (p
 	}
 }
 
-// insertOne inserts p unless its id is taken, and reports whether it did:
-// with a CreateHook, in the statement a batch would use.
+// insertOne inserts p unless its id is taken, and reports whether it did,
+// in the statement a batch would use.
 func (s *Store) insertOne(ctx context.Context, conn *pgx.Conn, p plant.Plant) (inserted bool, err error) {
-	if s.onCreate == nil {
-		err := s.checked(conn, func(conn *pgx.Conn) error {
-			tag, err := conn.Exec(ctx, createSQL, p.ID, p.Name, p.Tag)
-			inserted = err == nil && tag.RowsAffected() == 1
-			return err
-		})
-		return inserted && err == nil, err
-	}
 	created, err := s.insert(ctx, conn, []Creating{{Ctx: ctx, Plant: p}})
 	_, inserted = created[p.ID]
 	return inserted, err
@@ -398,10 +410,11 @@ func readThenBarrier(ctx context.Context, conn *pgx.Conn, read func(pgx.BatchRes
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	var deleted int64
+	changes := []outbox.Change{{Ctx: ctx, Kind: outbox.Deleted, Before: plant.Plant{ID: id}}}
+	deleted := 0
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		tag, err := conn.Exec(ctx, deleteSQL, id)
-		if deleted = tag.RowsAffected(); err == nil && deleted == 0 {
+		committed, err := s.change(ctx, conn, deleteStatement, []any{id}, changes)
+		if deleted = len(committed); err == nil && deleted == 0 {
 			err = barrier(ctx, conn)
 		}
 		return err
@@ -443,6 +456,7 @@ func (s *Store) Close() error {
 	}
 	s.stopCommits()
 	<-drained
+	s.background.stop()
 	s.pool.Close()
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -13,36 +14,38 @@ import (
 // with the plant the caller read: PostgreSQL re-checks that condition on
 // the newest version of a row it had to wait for (READ COMMITTED), so of
 // two updates made against one state the second matches no row. Which
-// answer "no row" is (missing plant or stale precondition) is read after,
-// durably (see durableGetSQL): a 412 is given on a row as durable as a
-// fresh commit.
-const (
-	updateSQL         = `UPDATE plants SET name = $2, tag = $3 WHERE id = $1`
-	updateMatchingSQL = `UPDATE plants SET name = $2, tag = $3 WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5`
-	deleteMatchingSQL = `DELETE FROM plants WHERE id = $1 AND name = $2 AND tag IS NOT DISTINCT FROM $3`
-	existsSQL         = `SELECT 1 FROM plants WHERE id = $1 FOR KEY SHARE`
-)
+// answer "no row" is (missing plant, stale precondition, or for a replace
+// the content stored already) is read after, durably (see durableGetSQL):
+// a 412 is given on a row as durable as a fresh commit. Each write is a
+// change statement (see changes.go).
+const existsSQL = `SELECT 1 FROM plants WHERE id = $1 FOR KEY SHARE`
 
 // Replace implements plant.Store. Its statements run as a commit (see
 // commit.go): the call deadline answers the caller and leaves them to
-// finish.
+// finish. A replace with the content stored succeeds and changes nothing:
+// no version, no log record, no event.
 func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
+	before := plant.Plant{ID: p.ID}
+	st, args := replaceStatement, []any{p.ID, p.Name, p.Tag}
+	if match != nil {
+		before = plant.Plant{ID: p.ID, Name: match.Name, Tag: match.Tag}
+		st, args = replaceMatchingStatement, append(args, match.Name, match.Tag)
+	}
+	changes := []outbox.Change{{Ctx: ctx, Kind: outbox.Replaced, Before: before, After: p}}
 	var answer error
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		if match == nil {
-			tag, err := conn.Exec(ctx, updateSQL, p.ID, p.Name, p.Tag)
-			if err == nil && tag.RowsAffected() == 0 {
-				answer, err = plant.ErrNotFound, barrier(ctx, conn)
+		for {
+			committed, err := s.change(ctx, conn, st, args, changes)
+			if err != nil || len(committed) > 0 {
+				return err
 			}
-			return err
+			var again bool
+			if answer, again, err = whyNoChange(ctx, conn, p, match); err != nil || !again {
+				return err
+			}
 		}
-		tag, err := conn.Exec(ctx, updateMatchingSQL, p.ID, p.Name, p.Tag, match.Name, match.Tag)
-		if err == nil && tag.RowsAffected() == 0 {
-			answer, err = whyNoRow(ctx, conn, p.ID)
-		}
-		return err
 	})
 	if err != nil {
 		return failed("update", err)
@@ -54,10 +57,11 @@ func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) 
 func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
+	changes := []outbox.Change{{Ctx: ctx, Kind: outbox.Deleted, Before: match}}
 	var answer error
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		tag, err := conn.Exec(ctx, deleteMatchingSQL, match.ID, match.Name, match.Tag)
-		if err == nil && tag.RowsAffected() == 0 {
+		committed, err := s.change(ctx, conn, deleteMatchingStatement, []any{match.ID, match.Name, match.Tag}, changes)
+		if err == nil && len(committed) == 0 {
 			answer, err = whyNoRow(ctx, conn, match.ID)
 		}
 		return err
@@ -68,7 +72,30 @@ func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
 	return answer
 }
 
-// whyNoRow names the answer of a conditional write that matched no row:
+// whyNoChange names the answer of a replace that changed no row: the plant
+// is missing, or it differs from the precondition, or it has p's content
+// already (and matches the precondition): then the replace succeeded,
+// changing nothing. A plant changed between the two statements (created,
+// or replaced from p's content) is replaced again (again). Its statements
+// commit, and run inside the caller's check of the canceled wait's
+// warning.
+func whyNoChange(ctx context.Context, conn *pgx.Conn, p plant.Plant, match *plant.Plant) (answer error, again bool, err error) {
+	stored := plant.Plant{ID: p.ID}
+	err = conn.QueryRow(ctx, durableGetSQL, p.ID).Scan(&stored.Name, &stored.Tag)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return plant.ErrNotFound, false, barrier(ctx, conn)
+	case err != nil:
+		return nil, false, err
+	case match != nil && !stored.Equal(plant.Plant{ID: p.ID, Name: match.Name, Tag: match.Tag}):
+		return plant.ErrPreconditionFailed, false, nil
+	case stored.Equal(p):
+		return nil, false, nil
+	}
+	return nil, true, nil
+}
+
+// whyNoRow names the answer of a conditional delete that matched no row:
 // the plant is missing, or it is there and differs from the precondition.
 // Its statements commit, and run inside the caller's check of the
 // canceled wait's warning.

@@ -1,0 +1,311 @@
+package pgstore
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// The change log (outbox.ChangeLog) is the table plant_changes, which every
+// change statement writes (see changes.go). A change is shown once every
+// transaction that could commit before it has ended: its transaction id is
+// below the reading snapshot's xmin. Transaction ids are assigned at a
+// transaction's first write, not at its commit, so a change of an older
+// transaction still open may commit after younger ones: shown in id order
+// only once no older one is open, none of them ever lands behind a cursor
+// given out. Cursors are (transaction id, version), the same on every
+// replica. Transaction ids are the cluster's, so a write transaction left
+// open anywhere on it, in another database too, holds the feed back until
+// it ends.
+
+const (
+	// changesSQL reads the log after the cursor ($1 the transaction id as
+	// text, $2 the version) in one snapshot with the pruned cursor: the
+	// first column says whether the cursor is gone (before the newest
+	// pruned change; any cursor once something was pruned, the zero one
+	// included), and then no change is read. It answers one row at least.
+	changesSQL = `WITH gone AS (
+  SELECT EXISTS (SELECT FROM plant_changes_pruned WHERE ($1::text::xid8, $2::bigint) < (tx, version)) AS gone
+)
+SELECT gone.gone, c.tx::text, c.version, c.kind, c.plant_id, c.name, c.tag, c.at
+FROM gone LEFT JOIN LATERAL (
+  SELECT * FROM plant_changes
+  WHERE NOT gone.gone AND (tx, version) > ($1::text::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY tx, version LIMIT $3
+) c ON true
+ORDER BY c.tx, c.version`
+	// headSQL reads the newest change shown, and the newest pruned one:
+	// when every change was pruned, that is the head.
+	headSQL = `SELECT
+  (SELECT tx::text FROM plant_changes WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, version DESC LIMIT 1),
+  (SELECT version FROM plant_changes WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, version DESC LIMIT 1),
+  (SELECT tx::text FROM plant_changes_pruned), (SELECT version FROM plant_changes_pruned)`
+	// pruneChangesSQL removes at most $2 changes committed before $1, the
+	// oldest first, and keeps the newest removed cursor if it is past the
+	// one kept.
+	pruneChangesSQL = `WITH removed AS (
+  DELETE FROM plant_changes WHERE version IN (SELECT version FROM plant_changes WHERE at < $1 ORDER BY at LIMIT $2)
+  RETURNING tx, version
+), newest AS (
+  SELECT tx, version FROM removed ORDER BY tx DESC, version DESC LIMIT 1
+), kept AS (
+  INSERT INTO plant_changes_pruned (tx, version) SELECT tx, version FROM newest
+  ON CONFLICT (one) DO UPDATE SET tx = excluded.tx, version = excluded.version
+  WHERE (plant_changes_pruned.tx, plant_changes_pruned.version) < (excluded.tx, excluded.version)
+)
+SELECT count(*) FROM removed`
+	// notifyChannel is the channel notified at every change (see notifySQL).
+	notifyChannel = "plantstore_changes"
+)
+
+// pruneBatch bounds the rows one pruning statement removes, so that a
+// prune after a long pause is many short statements rather than one long
+// one holding its locks.
+const pruneBatch = 1000
+
+// Changes implements outbox.ChangeLog. Like a read, it runs as a commit
+// with readBarrierSQL: with synchronous standbys, a change is returned
+// only once they hold it.
+func (s *Store) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]outbox.Record, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	var recs []outbox.Record
+	gone := false
+	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		recs, gone = nil, false
+		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			var (
+				tx      *string
+				version *int64
+				kind    *int16
+				name    *string
+				r       outbox.Record
+				at      *time.Time
+				id      *int64
+			)
+			_, err = pgx.ForEachRow(rows, []any{&gone, &tx, &version, &kind, &id, &name, &r.Plant.Tag, &at}, func() error {
+				if tx == nil {
+					return nil // the row that says the cursor is gone, or that nothing follows it
+				}
+				c, err := cursorOf(*tx, *version)
+				if err != nil {
+					return err
+				}
+				r.Cursor, r.Version, r.Kind, r.Plant.ID, r.At = c, *version, outbox.Kind(*kind), *id, *at //nolint:gosec // G115: a kind the store wrote
+				if name != nil {
+					r.Plant.Name = *name
+				}
+				recs = append(recs, r)
+				r.Plant = plant.Plant{} // the next record's tag gets a pointer of its own
+				return nil
+			})
+			return err
+		}, changesSQL, strconv.FormatUint(after.Tx, 10), after.Version, limit)
+	})
+	if err != nil {
+		return nil, failed("changes", err)
+	}
+	if gone {
+		return nil, outbox.ErrCursorGone
+	}
+	return recs, nil
+}
+
+// cursorOf reads a cursor from its transaction id's text.
+func cursorOf(tx string, version int64) (outbox.Cursor, error) {
+	id, err := strconv.ParseUint(tx, 10, 64)
+	return outbox.Cursor{Tx: id, Version: version}, err
+}
+
+// Head implements outbox.ChangeLog: the newest change shown, or when every
+// change was pruned the newest pruned one (a cursor at it is not gone).
+// It runs with the read barrier, as Changes does: a cursor handed out is
+// never one of a commit a failover can take back.
+func (s *Store) Head(ctx context.Context) (outbox.Cursor, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	var head, pruned outbox.Cursor
+	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
+			var tx, prunedTx *string
+			var version, prunedVersion *int64
+			if err := br.QueryRow().Scan(&tx, &version, &prunedTx, &prunedVersion); err != nil {
+				return err
+			}
+			var err error
+			if tx != nil {
+				head, err = cursorOf(*tx, *version)
+			}
+			if err == nil && prunedTx != nil {
+				pruned, err = cursorOf(*prunedTx, *prunedVersion)
+			}
+			return err
+		}, headSQL)
+	})
+	if err != nil {
+		return outbox.Cursor{}, failed("changes head", err)
+	}
+	if head.Less(pruned) {
+		return pruned, nil
+	}
+	return head, nil
+}
+
+// Wait implements outbox.ChangeLog: the channel closes at the next change
+// this process commits, or one any replica commits whose notification the
+// store's listener (see Start) hears.
+func (s *Store) Wait() <-chan struct{} { return s.changed.wait() }
+
+// PruneChanges implements outbox.ChangeLog, in statements of at most
+// pruneBatch changes.
+func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		var n int
+		if err := s.pool.QueryRow(ctx, pruneChangesSQL, before, pruneBatch).Scan(&n); err != nil {
+			return total, failed("prune changes", err)
+		}
+		total += n
+		if n < pruneBatch {
+			return total, nil
+		}
+	}
+}
+
+// waker is a channel closed and replaced at each change.
+type waker struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (w *waker) wait() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = make(chan struct{})
+	}
+	return w.ch
+}
+
+func (w *waker) wake() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil // the next wait makes the next one
+	}
+}
+
+// backgroundTasks are the goroutines Start spawns for the change log: the
+// listener, the notifier and the pruner. Close stops them.
+type backgroundTasks struct {
+	once    sync.Once
+	stopped sync.Once
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+	listens atomic.Int64 // LISTENs the listener ran, for tests
+}
+
+// startBackground spawns the listener, the notifier and the pruner, once.
+func (s *Store) startBackground() {
+	s.background.once.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.background.cancel = cancel
+		s.background.done.Go(func() { s.listen(ctx) })
+		s.background.done.Go(func() { s.prune(ctx) })
+		s.background.done.Go(func() { s.notify(ctx) })
+	})
+}
+
+// stop ends the background tasks and waits for them; a store never started
+// has none.
+func (b *backgroundTasks) stop() {
+	b.once.Do(func() {}) // no start after a stop
+	b.stopped.Do(func() {
+		if b.cancel != nil {
+			b.cancel()
+		}
+		b.done.Wait()
+	})
+}
+
+// listenRetry is the wait before the listener connects again after its
+// connection failed: followers poll meanwhile.
+const listenRetry = time.Second
+
+// listen holds one connection, outside the pool, listening on
+// notifyChannel, and wakes the store's waiters at each notification (the
+// change statements of every replica notify it at their commit). It
+// reconnects when the connection fails; once connected it wakes the
+// waiters, who may have missed a change meanwhile.
+func (s *Store) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		_ = s.listenOnce(ctx) // a failure's news is the next attempt; followers poll meanwhile
+		select {
+		case <-ctx.Done():
+		case <-time.After(listenRetry):
+		}
+	}
+}
+
+// listenOnce listens on one connection until it fails or ctx ends.
+func (s *Store) listenOnce(ctx context.Context) error {
+	cfg := s.migrateConfig.Copy()
+	cfg.RuntimeParams["application_name"] += " listener"
+	_ = noCancel(ctx)(ctx, cfg) // a connection that sends no cancel request, closed when ctx ends
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	s.changed.wake()
+	s.background.listens.Add(1)
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		s.changed.wake()
+	}
+}
+
+// prune removes, every pruneEvery, the change log's records and the
+// outbox's delivered events older than the retention.
+func (s *Store) prune(ctx context.Context) {
+	ticker := time.NewTicker(pruneEvery(s.retention))
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		before := time.Now().Add(-s.retention)
+		// A failure is retried at the next tick: what is left to prune
+		// waits, and takes nothing from anyone meanwhile.
+		_, _ = s.PruneChanges(ctx, before)
+		_, _ = s.Outbox().Prune(ctx, before)
+	}
+}
+
+// pruneEvery is the pruning's period: a tenth of the retention, at most a
+// minute.
+func pruneEvery(retention time.Duration) time.Duration {
+	return max(min(retention/10, time.Minute), time.Millisecond)
+}

@@ -1,0 +1,358 @@
+package pgstore
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// The tests of this file read the change log, which shows a change once
+// every older transaction of the cluster has ended, whatever its database:
+// they run alone, not in parallel with tests that hold transactions open.
+
+// changesOf reads the whole change log after a cursor.
+func changesOf(t *testing.T, s *Store, after outbox.Cursor) []outbox.Record {
+	t.Helper()
+	recs, err := s.Changes(ctx, after, 1000)
+	if err != nil {
+		t.Fatalf("Changes(after %+v) = %v", after, err)
+	}
+	return recs
+}
+
+// spellRecords spells records as kind and plant id.
+func spellRecords(recs []outbox.Record) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Kind.String()+" "+strconv.FormatInt(r.Plant.ID, 10))
+	}
+	return out
+}
+
+// A create that waited for a concurrent delete of its id draws its version
+// after the delete drew its own: the later change has the greater
+// version. The create computes its row, then checks the id (ON CONFLICT),
+// waits for the deleting transaction, and inserts the row it computed: a
+// version drawn with the row would be older than the delete's. A trigger
+// of the test's holds the create between the two (BEFORE INSERT triggers
+// run before the check) while the delete runs, so that the order is the
+// one that tells.
+func TestVersionOfACreateThatWaitedForADelete(t *testing.T) {
+	url := pgtest.NewMigratedDatabase(t, plantsSchema) // the trigger alters it: dropped after, not reused
+	s := openStore(t, Config{URL: url})
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	const gate = 4242 // an advisory lock the test holds, the trigger waits for
+	session := func() *pgx.Conn {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(ctx) })
+		return conn
+	}
+	holder, deleter := session(), session()
+	if _, err := holder.Exec(ctx, `CREATE FUNCTION test_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_advisory_lock_shared(4242); PERFORM pg_advisory_unlock_shared(4242); RETURN NEW; END $$;
+CREATE TRIGGER test_gate BEFORE INSERT ON plants FOR EACH ROW EXECUTE FUNCTION test_gate()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, gate); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func(event string) func() bool {
+		return func() bool {
+			return queryInt(t, url, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND application_name = 'plantstore' AND wait_event = $1`, event) == 1
+		}
+	}
+	created := make(chan error, 1)
+	go func() {
+		res, err := s.Create(ctx, plant.Plant{ID: 1, Name: "new"})
+		if err == nil && res != plant.Created {
+			err = errors.New("not created: " + res.String())
+		}
+		created <- err
+	}()
+	waitFor(t, "the create held by the trigger", waiting("advisory"))
+
+	// The store's own delete statement, in a transaction held open.
+	tx, err := deleter.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deletedVersion int64
+	if err := tx.QueryRow(ctx, deleteStatement.plain, int64(1)).Scan(nil, &deletedVersion, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, gate); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the create waiting for the delete", waiting("transactionid"))
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-created; err != nil {
+		t.Fatalf("Create after the delete committed = %v, want Created", err)
+	}
+	recs := changesOf(t, s, outbox.Cursor{})
+	if len(recs) != 3 || recs[1].Kind != outbox.Deleted || recs[1].Version != deletedVersion || recs[2].Kind != outbox.Created {
+		t.Fatalf("log = %v, want created, deleted (v%d), created", spellRecords(recs), deletedVersion)
+	}
+	if recs[2].Version <= deletedVersion {
+		t.Fatalf("the create that waited for the delete has version %d, the delete %d: want the create's greater", recs[2].Version, deletedVersion)
+	}
+	for i := 1; i < len(recs); i++ {
+		if !recs[i-1].Cursor.Less(recs[i].Cursor) {
+			t.Fatalf("cursors out of order: %+v then %+v", recs[i-1].Cursor, recs[i].Cursor)
+		}
+	}
+}
+
+// A change in a transaction still open, older than changes committed
+// since, hides them from Changes (and Head) until it ends: then they all
+// appear, after the cursor a follower already had, in cursor order, none
+// skipped.
+func TestAnOpenOlderTransactionHidesLaterChanges(t *testing.T) {
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+	s := openStore(t, Config{URL: url})
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	seen := changesOf(t, s, outbox.Cursor{})
+	if len(seen) != 1 {
+		t.Fatalf("log = %+v, want the first create", seen)
+	}
+	follower := seen[0].Cursor
+
+	older, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer older.Close(ctx)
+	tx, err := older.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The store's create statement, for plant 2, uncommitted.
+	if _, err := tx.Exec(ctx, batchSQL, []int64{2}, []string{"slow"}, []*string{nil}); err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(3); id <= 4; id++ {
+		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "after"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Replace(ctx, plant.Plant{ID: 1, Name: "replaced"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if recs := changesOf(t, s, follower); len(recs) != 0 {
+		t.Fatalf("while an older transaction is open: %v after the follower's cursor, want none", spellRecords(recs))
+	}
+	if h, err := s.Head(ctx); err != nil || h != follower {
+		t.Fatalf("Head while an older transaction is open = %+v, %v; want the follower's %+v", h, err, follower)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs := changesOf(t, s, follower)
+	got := spellRecords(recs)
+	want := []string{"plant.created 2", "plant.created 3", "plant.created 4", "plant.updated 1"}
+	if len(got) != len(want) {
+		t.Fatalf("after the older transaction committed: %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("after the older transaction committed: %v, want %v", got, want)
+		}
+		if i > 0 && !recs[i-1].Cursor.Less(recs[i].Cursor) {
+			t.Fatalf("cursors out of order: %+v then %+v", recs[i-1].Cursor, recs[i].Cursor)
+		}
+	}
+	if !follower.Less(recs[0].Cursor) {
+		t.Fatalf("the older transaction's change %+v is not after the follower's cursor %+v", recs[0].Cursor, follower)
+	}
+	if h, err := s.Head(ctx); err != nil || h != recs[3].Cursor {
+		t.Fatalf("Head = %+v, %v; want the newest change's %+v", h, err, recs[3].Cursor)
+	}
+}
+
+// Wait wakes at a change committed by another replica: each store holds a
+// LISTEN connection, connected again when it is lost, and a change is
+// notified once committed.
+func TestWaitWakesAcrossReplicas(t *testing.T) {
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+	writer := openStore(t, Config{URL: url})
+	follower := openStore(t, Config{URL: url + "&application_name=follower"})
+	for _, s := range []*Store{writer, follower} {
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the follower's listener", func() bool { return follower.background.listens.Load() == 1 })
+	for i, write := range []func() error{
+		func() error { _, err := writer.Create(ctx, plant.Plant{ID: 1, Name: "one"}); return err },
+		func() error { return writer.Replace(ctx, plant.Plant{ID: 1, Name: "uno"}, nil) },
+		func() error { return writer.Delete(ctx, 1) },
+		func() error { _, err := writer.Create(ctx, plant.Plant{ID: 1, Name: "one again"}); return err },
+	} {
+		if i == 3 {
+			// The listener's connection is lost: it connects again (and
+			// wakes its waiters then, who may have missed a change).
+			if n := queryInt(t, url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'follower listener'`); n != 1 {
+				t.Fatalf("terminated %d listeners, want the follower's", n)
+			}
+			waitFor(t, "the follower's listener again", func() bool { return follower.background.listens.Load() == 2 })
+		}
+		woken := follower.Wait()
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-woken:
+		case <-time.After(10 * time.Second): // a bound for the notification's trip, not a speed check
+			t.Fatalf("change %d: the follower's Wait did not wake at another replica's change", i+1)
+		}
+	}
+	if n := follower.background.listens.Load(); n != 2 {
+		t.Fatalf("the follower listened %d times, want twice (one reconnect)", n)
+	}
+}
+
+// A replace with the content stored writes nothing: no row version, no
+// record, and it succeeds.
+func TestIdenticalReplaceWritesNothing(t *testing.T) {
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+	fern := plant.Plant{ID: 1, Name: "fern", Tag: plant.StringPtr("green")}
+	if _, err := s.Create(ctx, fern); err != nil {
+		t.Fatal(err)
+	}
+	version := func() string {
+		var v string
+		if err := s.pool.QueryRow(ctx, `SELECT xmin::text FROM plants WHERE id = 1`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := version()
+	if err := s.Replace(ctx, fern, nil); err != nil {
+		t.Fatalf("identical Replace = %v, want success", err)
+	}
+	if err := s.Replace(ctx, fern, &fern); err != nil {
+		t.Fatalf("identical Replace matching it = %v, want success", err)
+	}
+	if after := version(); after != before {
+		t.Fatalf("the row's version went from %s to %s: an identical PUT rewrote it", before, after)
+	}
+	if recs := changesOf(t, s, outbox.Cursor{}); len(recs) != 1 {
+		t.Fatalf("log = %v, want the create alone", spellRecords(recs))
+	}
+}
+
+// The plan's rows for a replace or a delete are written in the change's
+// statement: a statement that fails (here on the plan's own rows, two
+// with one webhook-id) commits neither the change nor its record nor any
+// row, and the plan hears the error.
+func TestPlanRowsOfAFailedChangeAreNotWritten(t *testing.T) {
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+	type told struct {
+		committed map[int64]outbox.Committed
+		err       error
+	}
+	var heard []told
+	duplicate := false
+	s.Outbox().OnChange(hour, func(changes []outbox.Change, _ bool) ([]outbox.Row, func(map[int64]outbox.Committed, error)) {
+		var rows []outbox.Row
+		for _, c := range changes {
+			id := outbox.NewID()
+			rows = append(rows, outbox.Row{ID: id, Plant: c.Plant(), Kind: c.Kind, Endpoint: "a", Event: event(int(c.Plant()))})
+			if duplicate {
+				rows = append(rows, outbox.Row{ID: id, Plant: c.Plant(), Kind: c.Kind, Endpoint: "b", Event: event(int(c.Plant()))})
+			}
+		}
+		return rows, func(committed map[int64]outbox.Committed, err error) { heard = append(heard, told{committed, err}) }
+	})
+	fern := plant.Plant{ID: 1, Name: "fern"}
+	if _, err := s.Create(ctx, fern); err != nil {
+		t.Fatal(err)
+	}
+	duplicate = true
+	if err := s.Replace(ctx, plant.Plant{ID: 1, Name: "ivy"}, nil); err == nil {
+		t.Fatal("Replace whose rows share a webhook-id succeeded")
+	}
+	if err := s.Delete(ctx, 1); err == nil {
+		t.Fatal("Delete whose rows share a webhook-id succeeded")
+	}
+	if got, err := s.Get(ctx, 1); err != nil || !got.Equal(fern) {
+		t.Fatalf("Get after the failed changes = %+v, %v; want %+v", got, err, fern)
+	}
+	if recs := changesOf(t, s, outbox.Cursor{}); len(recs) != 1 {
+		t.Fatalf("log = %v, want the create alone", spellRecords(recs))
+	}
+	if n := queryInt(t, s.pool.Config().ConnString(), `SELECT count(*) FROM webhook_deliveries`); n != 1 {
+		t.Fatalf("%d deliveries written, want the create's alone", n)
+	}
+	if len(heard) != 3 || heard[0].err != nil || len(heard[0].committed) != 1 ||
+		heard[1].err == nil || len(heard[1].committed) != 0 || heard[2].err == nil || len(heard[2].committed) != 0 {
+		t.Fatalf("the plan heard %+v, want the create committed, then two errors", heard)
+	}
+	// Committed is the statement's: the record's version and time.
+	recs := changesOf(t, s, outbox.Cursor{})
+	if c := heard[0].committed[1]; c.Version != recs[0].Version || !c.At.Equal(recs[0].At) {
+		t.Fatalf("the plan heard %+v for the create, the log has version %d at %v", c, recs[0].Version, recs[0].At)
+	}
+
+	// Replace and Delete that commit: their rows carry their kinds and versions.
+	duplicate = false
+	if err := s.Replace(ctx, plant.Plant{ID: 1, Name: "ivy"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	recs = changesOf(t, s, outbox.Cursor{})
+	ds := claim(t, s.Outbox(), "a", 10, hour)
+	if len(ds) != 3 || len(recs) != 3 {
+		t.Fatalf("claimed %d deliveries, log of %d, want 3 of each", len(ds), len(recs))
+	}
+	for _, d := range ds {
+		found := false
+		for _, r := range recs {
+			found = found || (r.Version == d.Version && r.Kind == d.Kind && r.At.Equal(d.CreatedAt))
+		}
+		if !found {
+			t.Errorf("delivery %s v%d at %v matches no record", d.Kind, d.Version, d.CreatedAt)
+		}
+	}
+}
+
+// A cursor older than the retention is gone once the store's pruner has
+// run: Start spawns it, ChangesRetention sets its window.
+func TestThePrunerRemovesOldChanges(t *testing.T) {
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema), ChangesRetention: 50 * time.Millisecond})
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pruner", func() bool {
+		_, err := s.Changes(ctx, outbox.Cursor{}, 10)
+		return errors.Is(err, outbox.ErrCursorGone)
+	})
+	h, err := s.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs := changesOf(t, s, h); len(recs) != 0 {
+		t.Fatalf("after the head of a pruned log: %v", spellRecords(recs))
+	}
+}
