@@ -119,7 +119,7 @@ func (rep FeedReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "change feed: %d changes in %d pages; failed calls retried: %d; ", rep.Changes, rep.Pages, rep.Retried)
 	if rep.CaughtUp {
-		fmt.Fprintf(&b, "caught up %s after the webhooks settled\n", rep.Follow.Round(100*time.Millisecond))
+		fmt.Fprintf(&b, "caught up in an end's follow of %s\n", rep.Follow.Round(100*time.Millisecond))
 	} else {
 		fmt.Fprintf(&b, "NOT caught up within %s\n", rep.Follow.Round(100*time.Millisecond))
 	}
