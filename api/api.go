@@ -5,7 +5,8 @@ package api
 
 import _ "embed"
 
-// OpenAPI is the OpenAPI 3.0 document in YAML.
+// OpenAPI is the OpenAPI 3.1 document in YAML: the API, and the webhooks
+// plantstore sends.
 //
 //go:embed openapi.yaml
 var OpenAPI []byte

@@ -32,10 +32,20 @@ import (
 // operator's tool would: to a temporary name, then renamed into place.
 func writeWebhooksFile(t *testing.T, path, secret string, receivers map[string]*webhookstest.Receiver) {
 	t.Helper()
+	writeWebhooksFileWithFormats(t, path, secret, receivers, nil)
+}
+
+// writeWebhooksFileWithFormats is writeWebhooksFile with the format of
+// some endpoints (none written for the others).
+func writeWebhooksFileWithFormats(t *testing.T, path, secret string, receivers map[string]*webhookstest.Receiver, formats map[string]string) {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString("endpoints:\n")
 	for _, name := range slices.Sorted(maps.Keys(receivers)) {
 		fmt.Fprintf(&b, "  - name: %s\n    url: %s\n    secrets: [%s]\n", name, receivers[name].URL, secret)
+		if f := formats[name]; f != "" {
+			fmt.Fprintf(&b, "    format: %s\n", f)
+		}
 	}
 	writeFileAtomically(t, path, b.String())
 }
@@ -168,24 +178,34 @@ func authed(t *testing.T, method, url string) *http.Request {
 }
 
 // runWebhookCrashCycles kills a loaded plantstore three times, then starts
-// it once more and waits for every acknowledged create to reach the
-// receiver. With receiverDown the receiver is down until that last start.
+// it once more and waits for every acknowledged create to reach the origin
+// endpoint, and every acknowledged create, rename and delete to reach the
+// envelope endpoint, in version order per plant. From the second cycle on,
+// a client renames and deletes plants of the earlier cycles while the
+// creates run. With receiverDown the receivers are down until that last
+// start.
 func runWebhookCrashCycles(t *testing.T, storeEnv []string, receiverDown bool) {
 	secret := webhookstest.NewSecret()
-	r := webhookstest.NewReceiver(t, secret)
+	r, feed := webhookstest.NewReceiver(t, secret), webhookstest.NewReceiver(t, secret)
 	if receiverDown {
 		r.Down()
+		feed.Down()
 	}
 	file := filepath.Join(t.TempDir(), "webhooks.yaml")
-	writeWebhooksFile(t, file, secret, map[string]*webhookstest.Receiver{"crm": r})
+	writeWebhooksFileWithFormats(t, file, secret, map[string]*webhookstest.Receiver{"crm": r, "feed": feed}, map[string]string{"feed": "envelope"})
 	env := slices.Concat(storeEnv, webhookEnv(file))
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
 	sent, acked := map[int64]plant.Plant{}, map[int64]plant.Plant{}
+	history := newPlantHistory()
 	for cycle := range 3 {
 		p := startProcess(t, env...)
 		load := startAPILoad(p.API, int64(cycle+1), 4, 500)
+		var changes *changeLoad
+		if cycle > 0 {
+			changes = startChangeLoad(p.API, cycle, history.targets(150))
+		}
 		load.waitFor(t, "100 answers 200", func(s map[int]int) bool { return s[http.StatusOK] >= 100 })
 		if receiverDown && cycle == 0 {
 			checkCircuitOpens(t, p.Admin, load)
@@ -198,19 +218,29 @@ func runWebhookCrashCycles(t *testing.T, storeEnv []string, receiverDown bool) {
 		res := load.wait()
 		maps.Copy(sent, res.sent)
 		maps.Copy(acked, res.acked)
-		t.Logf("cycle %d: %d creates answered 200 before SIGKILL, %d delivered so far", cycle, len(res.acked), len(r.Delivered()))
+		history.created(res.acked)
+		if changes != nil {
+			history.changed(changes.wait(t))
+		}
+		t.Logf("cycle %d: %d creates answered 200 before SIGKILL, %d delivered so far; acknowledged changes so far %v",
+			cycle, len(res.acked), len(r.Delivered()), history.count())
+	}
+	if n := history.count(); n["plant.updated"] == 0 || n["plant.deleted"] == 0 {
+		t.Fatalf("acknowledged changes %v: the test needs renames and deletes", n)
 	}
 	if receiverDown {
-		if n := len(r.Requests()); n != 0 {
-			t.Fatalf("the receiver was down but recorded %d requests", n)
+		if n := len(r.Requests()) + len(feed.Requests()); n != 0 {
+			t.Fatalf("the receivers were down but recorded %d requests", n)
 		}
 		r.Up(t)
+		feed.Up(t)
 	}
 	p := startProcess(t, env...)
 	delivered, dups := waitForDeliveries(t, r, sent, acked, 90*time.Second)
 	checkDeliveredAreStored(t, p.API, delivered, sent, acked)
-	t.Logf("%d acknowledged creates, %d delivered (%d not acknowledged: their answer was cut by the kill), %d duplicate deliveries",
-		len(acked), len(delivered), len(delivered)-len(acked), dups)
+	waitForChanges(t, feed, history, 90*time.Second)
+	t.Logf("%d acknowledged creates, %d delivered (%d not acknowledged: their answer was cut by the kill), %d duplicate deliveries; "+
+		"the envelope endpoint got every acknowledged change %v in version order", len(acked), len(delivered), len(delivered)-len(acked), dups, history.count())
 }
 
 // checkCircuitOpens holds a down receiver's endpoint to its circuit: it

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
@@ -15,15 +16,30 @@ import (
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
-// Admin listener paths for dead letters. The admin listener has no auth
-// and must stay inside the cluster: redelivering is an operator's act.
+// Admin listener paths for dead letters and replays. The admin listener
+// has no auth and must stay inside the cluster: redelivering and replaying
+// are an operator's acts.
 const (
 	DeadLettersPath = "/webhooks/dead-letters"
 	RedeliverPath   = "/webhooks/dead-letters/{id}/redeliver"
+	ReplayPath      = "/webhooks/endpoints/{name}/replay"
 )
 
 // maxDeadLetters bounds one listing.
 const maxDeadLetters = 1000
+
+// A replay makes at most maxReplay events due per call (one bounded write
+// to the outbox), defaultReplay unless its limit says otherwise.
+const (
+	defaultReplay = 1000
+	maxReplay     = 10000
+)
+
+// replayed is a replay's answer.
+type replayed struct {
+	Endpoint string `json:"endpoint"`
+	Replayed int    `json:"replayed"`
+}
 
 // deadLetterJSON is a dead letter as listed: the event's body as JSON.
 type deadLetterJSON struct {
@@ -79,5 +95,47 @@ func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodGet, Path: DeadLettersPath, Handler: list},
 		{Method: http.MethodPost, Path: RedeliverPath, Handler: redeliver},
+		{Method: http.MethodPost, Path: ReplayPath, Handler: replayHandler(s.Dispatcher, log)},
 	}
+}
+
+// replayHandler makes an endpoint's delivered events due again: those
+// committed at or after since, oldest first, at most limit. An answer of
+// limit events means more may be left: replay again from a later since,
+// or with a higher limit.
+func replayHandler(d *Dispatcher, log *zap.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := mux.Vars(r)["name"]
+		q := r.URL.Query()
+		since, err := time.Parse(time.RFC3339Nano, q.Get("since"))
+		if err != nil {
+			httperr.Write(w, http.StatusBadRequest, "since must be an RFC 3339 time, such as 2026-11-25T19:00:00Z: "+
+				"the events committed from then on are sent again")
+			return
+		}
+		limit := defaultReplay
+		if v := q.Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxReplay || strconv.Itoa(n) != v {
+				httperr.Write(w, http.StatusBadRequest, "limit must be a whole number from 1 to "+strconv.Itoa(maxReplay))
+				return
+			}
+			limit = n
+		}
+		n, err := d.Replay(r.Context(), name, since, limit)
+		var notConfigured *outbox.NotConfiguredError
+		switch {
+		case errors.As(err, &notConfigured):
+			httperr.Write(w, http.StatusNotFound, fmt.Sprintf("no endpoint %q in the webhooks file", name))
+			return
+		case err != nil:
+			log.Error("webhooks: replaying delivered events failed", zap.String("endpoint", name), zap.Error(err))
+			httperr.Write(w, http.StatusServiceUnavailable, "the outbox cannot be written")
+			return
+		}
+		log.Info("webhooks: delivered events replayed", zap.String("endpoint", name), zap.Time("since", since), zap.Int("events", n))
+		body, _ := json.Marshal(replayed{Endpoint: name, Replayed: n})
+		httperr.SetJSONContentType(w.Header())
+		_, _ = w.Write(body)
+	})
 }

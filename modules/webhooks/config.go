@@ -81,7 +81,7 @@ func (f scheduleFlag) Set(v string) error {
 // RegisterFlags defines the webhooks flags on fs, each filling its field of
 // c with its default.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.File, "webhooks-file", "", "file of webhook endpoints (YAML or JSON: name, url, secrets, events); reloaded on change; none sends no webhooks")
+	fs.StringVar(&c.File, "webhooks-file", "", "file of webhook endpoints (YAML or JSON: name, url, secrets, format, events); reloaded on change; none sends no webhooks")
 	fs.BoolVar(&c.AllowPrivate, "webhooks-allow-private", false, "let webhooks reach loopback, private, link-local and other internal addresses (development and tests only)")
 	fs.BoolVar(&c.AllowHTTP, "webhooks-allow-http", false, "let webhook URLs use plain http (development and tests only)")
 	fs.DurationVar(&c.Timeout, "webhooks-timeout", 10*time.Second, "how long one webhook attempt may take, connecting and the answer included")

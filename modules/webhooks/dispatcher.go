@@ -22,11 +22,16 @@ const statsInterval = 5 * time.Second
 // settleTimeout bounds recording an attempt's result in the outbox.
 const settleTimeout = 5 * time.Second
 
-// Delivered events leave the outbox in batches: at most every
-// settleInterval, or at once when maxSettleBatch are waiting. One write for
-// many keeps a busy sender from costing a commit (and on postgres a WAL
-// flush) per event; an event whose removal a crash prevents is sent again,
-// which at-least-once allows.
+// wakeGap is the least time between two wakes by the store's changes: a
+// change is claimed at once, and a burst of them by one claim per endpoint
+// at most every wakeGap.
+const wakeGap = 20 * time.Millisecond
+
+// Delivered events are settled in batches: at most every settleInterval,
+// or at once when maxSettleBatch are waiting. One write for many keeps a
+// busy sender from costing a commit (and on postgres a WAL flush) per
+// event; an event whose settling a crash prevents is sent again, which
+// at-least-once allows.
 const (
 	settleInterval = 50 * time.Millisecond
 	maxSettleBatch = 256
@@ -43,9 +48,10 @@ type Dispatcher struct {
 	metrics *Metrics
 	log     *zap.Logger
 
-	// subscribed names the endpoints a new plant is announced to; the
-	// store's plan (planRows) reads it in every commit that creates.
-	subscribed atomic.Pointer[[]string]
+	// subscribed names the endpoints each kind of change is announced to;
+	// the store's plan (planRows) reads it in every commit that changes
+	// plants.
+	subscribed atomic.Pointer[subscriptions]
 
 	initial File // the file as read at construction, applied by Start
 
@@ -70,12 +76,29 @@ type Dispatcher struct {
 	loops    sync.WaitGroup
 
 	deliveredMu sync.Mutex
-	delivered   []outbox.Delivery // to remove from the outbox
+	delivered   []outbox.Delivery // to settle as delivered in the outbox
 	settleNow   chan struct{}     // a full batch is waiting
 	lastSettle  chan struct{}     // closed once the loops are done: settle the rest and stop
 	settlerDone chan struct{}
 	started     bool // Start ran: the settler is running
+
+	waker Waker // nil: the polls alone find new deliveries
 }
+
+// Option adjusts a Dispatcher as NewDispatcher builds it.
+type Option func(*Dispatcher)
+
+// Waker tells of changes as they are committed: outbox.ChangeLog's Wait.
+type Waker interface {
+	// Wait returns a channel closed at the next change.
+	Wait() <-chan struct{}
+}
+
+// WakeOn makes every endpoint claim at once when w tells of a change,
+// rather than at its next poll: the change's deliveries are due from its
+// commit. The polls stay, for the changes w does not tell of (another
+// replica's, where w is this process's alone; a retry falling due).
+func WakeOn(w Waker) Option { return func(d *Dispatcher) { d.waker = w } }
 
 // worker is one endpoint's loop and its attempts.
 type worker struct {
@@ -83,7 +106,7 @@ type worker struct {
 	gone    atomic.Bool   // it answered 410: nothing is sent until the file changes
 	circuit *circuit      // open while it is down: see circuit.go
 	slots   chan struct{} // attempts in flight
-	wake    chan struct{} // a slot freed up: look for more now
+	wake    chan struct{} // a slot freed up, a change was committed, a replay: look for more now
 	// backlog says the last claim took all it asked for, so more may be
 	// due: only then does a freed slot claim before the next poll.
 	backlog atomic.Bool
@@ -98,7 +121,7 @@ type worker struct {
 
 // NewDispatcher returns a dispatcher of box's deliveries to the endpoints
 // of file. Start starts its loops.
-func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, tp trace.TracerProvider, log *zap.Logger) *Dispatcher {
+func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, tp trace.TracerProvider, log *zap.Logger, opts ...Option) *Dispatcher {
 	cfg = cfg.withDefaults()
 	base, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{cfg: cfg, box: box, send: newSender(cfg, tp), metrics: metrics, log: log,
@@ -108,6 +131,9 @@ func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, t
 	d.byName.Store(&map[string]*worker{})
 	d.initial = file
 	d.configured = names(file)
+	for _, o := range opts {
+		o(d)
+	}
 	return d
 }
 
@@ -127,17 +153,94 @@ func (d *Dispatcher) Redeliver(ctx context.Context, id string) error {
 	return d.box.Redeliver(ctx, id, d.configured)
 }
 
-// Subscribed names the endpoints that a new plant is announced to.
-func (d *Dispatcher) Subscribed() []string { return *d.subscribed.Load() }
+// Replay makes endpoint's delivered events committed at or after since due
+// again, at most limit of them (see outbox.Outbox's Replay), if endpoint is
+// in the file (else a *outbox.NotConfiguredError: pending, they would be
+// dropped as a removed endpoint's events), and has its worker claim them
+// at once.
+func (d *Dispatcher) Replay(ctx context.Context, endpoint string, since time.Time, limit int) (int, error) {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	if !slices.Contains(d.configured, endpoint) {
+		return 0, &outbox.NotConfiguredError{Endpoint: endpoint}
+	}
+	n, err := d.box.Replay(ctx, endpoint, since, limit)
+	if w := (*d.byName.Load())[endpoint]; n > 0 && w != nil {
+		w.wakeUp()
+	}
+	return n, err
+}
 
-func (d *Dispatcher) setSubscribed(f File) {
-	var names []string
-	for _, ep := range f.Endpoints {
-		if ep.Subscribes(EventPlantCreated) {
-			names = append(names, ep.Name)
+// wakeUp has w claim now rather than at its next poll.
+func (w *worker) wakeUp() {
+	select {
+	case w.wake <- struct{}{}:
+	default: // a wake is pending already
+	}
+}
+
+// wakeOnChanges has every endpoint claim at each change the waker tells
+// of, until the stop.
+func (d *Dispatcher) wakeOnChanges() {
+	defer d.loops.Done()
+	next := d.waker.Wait()
+	for {
+		select {
+		case <-d.stopping:
+			return
+		case <-next:
+		}
+		// The next channel is taken before the claims run, so that a
+		// change committed while they run wakes them again.
+		next = d.waker.Wait()
+		for _, w := range *d.byName.Load() {
+			w.wakeUp()
+		}
+		// A busy store commits far more often than a claim is worth (on
+		// postgres every replica's commits wake every replica): the
+		// changes of one wakeGap wake the loops once, at its end.
+		select {
+		case <-d.stopping:
+			return
+		case <-time.After(wakeGap):
 		}
 	}
-	d.subscribed.Store(&names)
+}
+
+// subscriptions names, by kind of change (outbox.Kind), the endpoints it
+// is announced to, and in some the endpoints of any kind.
+type subscriptions struct {
+	byKind [outbox.Deleted + 1][]string
+	some   []string
+}
+
+// Subscribed names the endpoints that some change is announced to.
+func (d *Dispatcher) Subscribed() []string { return d.subscribed.Load().some }
+
+// subscribers names the endpoints that a change of kind k is announced to.
+func (d *Dispatcher) subscribers(k outbox.Kind) []string {
+	subs := d.subscribed.Load()
+	if int(k) >= len(subs.byKind) {
+		return nil
+	}
+	return subs.byKind[k]
+}
+
+func (d *Dispatcher) setSubscribed(f File) {
+	var subs subscriptions
+	for _, ep := range f.Endpoints {
+		some := false
+		for _, k := range outbox.Kinds {
+			if ep.Subscribes(k.String()) {
+				subs.byKind[k] = append(subs.byKind[k], ep.Name)
+				some = true
+			}
+		}
+		if some {
+			subs.some = append(subs.some, ep.Name)
+		}
+	}
+	d.subscribed.Store(&subs)
 }
 
 // Start drops the pending deliveries of endpoints that are no longer in the
@@ -152,6 +255,10 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	d.apply(f)
 	d.loops.Add(1)
 	go d.readStats()
+	if d.waker != nil {
+		d.loops.Add(1)
+		go d.wakeOnChanges()
+	}
 	d.started = true
 	go d.settleDelivered()
 	return nil
@@ -291,10 +398,7 @@ func (d *Dispatcher) attempt(w *worker, dl outbox.Delivery, probe bool) {
 		// slots are free, so that a claim takes many deliveries (one
 		// statement on postgres) rather than one per finished attempt.
 		if free := cap(w.slots) - len(w.slots); w.backlog.Load() && free >= (cap(w.slots)+1)/2 {
-			select {
-			case w.wake <- struct{}{}:
-			default:
-			}
+			w.wakeUp()
 		}
 	}()
 }
@@ -362,7 +466,7 @@ func (d *Dispatcher) judge(w *worker, endpoint string, r attemptResult, probe bo
 	}
 }
 
-// settleLater queues a delivered event for removal from the outbox.
+// settleLater queues a delivered event to be settled in the outbox.
 func (d *Dispatcher) settleLater(dl outbox.Delivery) {
 	d.deliveredMu.Lock()
 	d.delivered = append(d.delivered, dl)
@@ -376,8 +480,8 @@ func (d *Dispatcher) settleLater(dl outbox.Delivery) {
 	}
 }
 
-// settleDelivered removes delivered events from the outbox in batches
-// until the stop, then removes the rest.
+// settleDelivered settles delivered events in the outbox in batches until
+// the stop, then settles the rest.
 func (d *Dispatcher) settleDelivered() {
 	defer close(d.settlerDone)
 	tick := time.NewTicker(settleInterval)
@@ -405,7 +509,7 @@ func (d *Dispatcher) settle() {
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	if err := d.box.Delivered(ctx, batch); err != nil {
-		d.log.Warn("webhooks: could not remove delivered events from the outbox; they will be sent again",
+		d.log.Warn("webhooks: could not settle delivered events in the outbox; they will be sent again",
 			zap.Int("events", len(batch)), zap.Error(err))
 	}
 }
@@ -473,7 +577,7 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	return nil
 }
 
-// stopSettling removes what was delivered last and ends the settler; a
+// stopSettling settles what was delivered last and ends the settler; a
 // dispatcher that never started has none.
 func (d *Dispatcher) stopSettling() {
 	select {

@@ -33,6 +33,7 @@ type testSender struct {
 	box     *boltstore.Outbox
 	d       *Dispatcher
 	metrics *Metrics
+	claims  *claimCounter // the dispatcher's claims, by endpoint
 }
 
 // testConfig compresses the retry schedule and the polling so that a test
@@ -58,6 +59,13 @@ func endpoint(t *testing.T, name, url string, secrets ...string) Endpoint {
 
 func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 	t.Helper()
+	return startSenderWith(t, cfg, nil, eps...)
+}
+
+// startSenderWith is startSender with the dispatcher's options, which
+// options gives for the store.
+func startSenderWith(t *testing.T, cfg Config, options func(*boltstore.Store) []Option, eps ...Endpoint) *testSender {
+	t.Helper()
 	store, err := boltstore.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +75,12 @@ func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 		t.Fatal(err)
 	}
 	box := store.Outbox()
-	d := NewDispatcher(cfg, box, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
+	var opts []Option
+	if options != nil {
+		opts = options(store)
+	}
+	claims := &claimCounter{Outbox: box}
+	d := NewDispatcher(cfg, claims, File{Endpoints: eps}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
 	Hook(box, d)
 	if err := store.Start(ctx); err != nil { // before the dispatcher, as the program's hooks run
 		t.Fatal(err)
@@ -81,7 +94,7 @@ func startSender(t *testing.T, cfg Config, eps ...Endpoint) *testSender {
 		_ = d.Stop(stop)
 		_ = store.Close()
 	})
-	return &testSender{store: store, box: box, d: d, metrics: metrics}
+	return &testSender{store: store, box: box, d: d, metrics: metrics, claims: claims}
 }
 
 func (s *testSender) create(t *testing.T, p plant.Plant) {

@@ -13,12 +13,37 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// EventPlantCreated is the one event there is: a plant was stored by a
-// create (not an identical re-create, not a conflict).
-const EventPlantCreated = "plant.created"
+// The events, one per kind of change (outbox.Kind's String).
+const (
+	// EventPlantCreated: a plant was stored by a create (not an identical
+	// re-create, not a conflict).
+	EventPlantCreated = "plant.created"
+	// EventPlantUpdated: a PUT changed a plant's content (not a PUT of the
+	// content it has). Envelope endpoints only.
+	EventPlantUpdated = "plant.updated"
+	// EventPlantDeleted: a DELETE removed a plant (not a DELETE of a
+	// missing one). Envelope endpoints only.
+	EventPlantDeleted = "plant.deleted"
+)
 
 // Events lists the events an endpoint may subscribe to.
-var Events = []string{EventPlantCreated}
+var Events = []string{EventPlantCreated, EventPlantUpdated, EventPlantDeleted}
+
+// Format is how an endpoint's requests carry their event.
+type Format string
+
+const (
+	// FormatOrigin is the origin document's /plant/webhook: the body is
+	// the created plant itself. It announces plant.created only: its body
+	// cannot say which change it is, nor order a plant's changes.
+	FormatOrigin Format = "origin"
+	// FormatEnvelope wraps the event's data in its type, time and version
+	// (see envelope.go), for every event.
+	FormatEnvelope Format = "envelope"
+)
+
+// Formats lists the formats an endpoint may use, the default first.
+var Formats = []Format{FormatOrigin, FormatEnvelope}
 
 // File is the webhooks file: the endpoints events are sent to.
 //
@@ -26,7 +51,8 @@ var Events = []string{EventPlantCreated}
 //	  - name: crm                  # stable: it keys the endpoint's deliveries and metrics
 //	    url: https://crm.example.com/hooks/plants
 //	    secrets: [whsec_...]       # each signs every request: rotate by listing the new one first
-//	    events: [plant.created]    # optional: every event
+//	    format: envelope           # optional: origin (the default) or envelope
+//	    events: [plant.created]    # optional: every event of the format
 //
 // "endpoints: []" is a file with no endpoints; a file without the list is
 // refused (ErrNoEndpointsList).
@@ -39,7 +65,8 @@ type Endpoint struct {
 	Name    string
 	URL     string
 	Secrets []Secret
-	Events  []string // none: every event
+	Format  Format   // FormatOrigin when the file says none
+	Events  []string // none: every event of the format
 }
 
 // fileSyntax is the file as written; ParseFile checks it into a File.
@@ -51,6 +78,7 @@ type fileSyntax struct {
 		Name    string   `json:"name"`
 		URL     string   `json:"url"`
 		Secrets []string `json:"secrets"`
+		Format  Format   `json:"format,omitempty"`
 		Events  []string `json:"events,omitempty"`
 	} `json:"endpoints"`
 }
@@ -61,8 +89,12 @@ type fileSyntax struct {
 // operator who means "no endpoints" says so with "endpoints: []".
 var ErrNoEndpointsList = errors.New(`endpoints: missing or empty; list the endpoints, or write "endpoints: []" for none`)
 
-// Subscribes reports whether the endpoint wants event.
+// Subscribes reports whether the endpoint wants event: an origin endpoint
+// only plant.created, whatever it lists.
 func (e Endpoint) Subscribes(event string) bool {
+	if e.Format != FormatEnvelope && event != EventPlantCreated {
+		return false
+	}
 	return len(e.Events) == 0 || slices.Contains(e.Events, event)
 }
 
@@ -133,12 +165,23 @@ func ParseFile(data []byte, allowHTTP bool) (File, error) {
 				return File{}, fmt.Errorf("%s: secret %d: %w", where, j+1, err)
 			}
 		}
+		format := e.Format
+		if format == "" {
+			format = FormatOrigin
+		}
+		if !slices.Contains(Formats, format) {
+			return File{}, fmt.Errorf("%s: format: %q is not a format (origin, envelope)", where, e.Format)
+		}
 		for _, ev := range e.Events {
-			if !slices.Contains(Events, ev) {
+			switch {
+			case !slices.Contains(Events, ev):
 				return File{}, fmt.Errorf("%s: events: %q is not an event (%s)", where, ev, strings.Join(Events, ", "))
+			case format == FormatOrigin && ev != EventPlantCreated:
+				return File{}, fmt.Errorf("%s: events: %q is sent in envelopes only: add \"format: envelope\" "+
+					"(the origin format's body is the created plant, for plant.created alone)", where, ev)
 			}
 		}
-		f.Endpoints = append(f.Endpoints, Endpoint{Name: e.Name, URL: e.URL, Secrets: secrets, Events: e.Events})
+		f.Endpoints = append(f.Endpoints, Endpoint{Name: e.Name, URL: e.URL, Secrets: secrets, Format: format, Events: e.Events})
 	}
 	return f, nil
 }

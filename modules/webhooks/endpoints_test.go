@@ -56,7 +56,12 @@ func TestParseFileRefusesWithTheEndpointAndNeverTheSecret(t *testing.T) {
 		{`endpoints: [{name: a, url: "https://", secrets: [` + good + `]}]`, `url: has no host`},
 		{`endpoints: [{name: A, url: "https://x.example", secrets: [` + good + `]}]`, `endpoint 1 ("A"): name must be`},
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `]}, {name: a, url: "https://y.example", secrets: [` + good + `]}]`, `endpoint 2 ("a"): name is used twice`},
-		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], events: [plant.deleted]}]`, `events: "plant.deleted" is not an event (plant.created)`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], events: [plant.moved]}]`, `endpoint 1 ("a"): events: "plant.moved" is not an event (plant.created, plant.updated, plant.deleted)`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: envelope, events: [plant.moved]}]`, `events: "plant.moved" is not an event (plant.created, plant.updated, plant.deleted)`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], events: [plant.created, plant.updated]}]`, `endpoint 1 ("a"): events: "plant.updated" is sent in envelopes only: add "format: envelope" (the origin format's body is the created plant, for plant.created alone)`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: origin, events: [plant.deleted]}]`, `endpoint 1 ("a"): events: "plant.deleted" is sent in envelopes only: add "format: envelope"`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: cloudevents}]`, `endpoint 1 ("a"): format: "cloudevents" is not a format (origin, envelope)`},
+		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: Envelope}]`, `format: "Envelope" is not a format (origin, envelope)`},
 		{`endpoints: [{name: a, url: "https://x.example", secret: [` + good + `]}]`, `unknown field "secret"`},
 		{`endpoints: {`, `yaml`},
 	}
@@ -72,6 +77,41 @@ func TestParseFileRefusesWithTheEndpointAndNeverTheSecret(t *testing.T) {
 	}
 	if _, err := ParseFile([]byte(`endpoints: [{name: a, url: "http://127.0.0.1:9/x", secrets: [`+good+`]}]`), true); err != nil {
 		t.Errorf("plain http with allowHTTP: %v", err)
+	}
+}
+
+// format: says how events are sent; an endpoint without it is origin, and
+// an origin endpoint is sent plant.created alone, whatever else happens.
+func TestParseFileReadsFormatsAndTheirEvents(t *testing.T) {
+	secret := webhookstest.NewSecret()
+	f, err := ParseFile([]byte(fmt.Sprintf(`
+endpoints:
+  - {name: legacy, url: "https://a.example", secrets: [%[1]s]}
+  - {name: origin, url: "https://a.example", secrets: [%[1]s], format: origin, events: [plant.created]}
+  - {name: all, url: "https://a.example", secrets: [%[1]s], format: envelope}
+  - {name: gone, url: "https://a.example", secrets: [%[1]s], format: envelope, events: [plant.deleted]}
+`, secret)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ep := range f.Endpoints {
+		var events []string
+		for _, ev := range Events {
+			if ep.Subscribes(ev) {
+				events = append(events, ev)
+			}
+		}
+		got = append(got, fmt.Sprintf("%s %s %v", ep.Name, ep.Format, events))
+	}
+	want := []string{
+		"legacy origin [plant.created]",
+		"origin origin [plant.created]",
+		"all envelope [plant.created plant.updated plant.deleted]",
+		"gone envelope [plant.deleted]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("endpoints read as\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -101,41 +101,40 @@ func (d *Dispatcher) giveBack(dl outbox.Delivery, reason string) {
 	}
 }
 
-// planRows is the outbox.Plan: what a commit writes for the plants it may
-// create, a row per plant and subscribed endpoint. On a store that claims
-// as it writes, a row is claimed for a handoff where there is room, and
-// written hands the claimed rows of the created plants to their workers
-// and gives back the rest of the room.
-func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outbox.Row, written func(created map[int64]outbox.Committed, err error)) {
-	endpoints := d.Subscribed()
-	if len(changes) == 0 || len(endpoints) == 0 {
+// planRows is the outbox.Plan: what a commit writes for the changes it
+// may make, a row per change and endpoint subscribed to its kind. On a
+// store that claims as it writes, a row is claimed for a handoff where
+// there is room, and written hands the claimed rows of the committed
+// changes to their workers and gives back the rest of the room.
+func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outbox.Row, written func(committed map[int64]outbox.Committed, err error)) {
+	if len(changes) == 0 || len(d.Subscribed()) == 0 {
 		return nil, nil // no event to build
 	}
-	rows = make([]outbox.Row, 0, len(changes)*len(endpoints))
 	var reserved []*worker // per row when claims; nil for a row written due
 	for _, c := range changes {
-		if c.Kind != outbox.Created { // the only kind announced yet
+		endpoints := d.subscribers(c.Kind)
+		if len(endpoints) == 0 {
 			continue
 		}
-		ev := EventOf(c.Ctx, c.After)
+		ev := EventOf(c)
 		for _, ep := range endpoints {
 			var w *worker
 			if claims {
 				w = d.reserve(ep)
 				reserved = append(reserved, w)
 			}
-			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.After.ID, Endpoint: ep, Event: ev, Leased: w != nil})
+			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: ep, Event: ev, Leased: w != nil})
 		}
 	}
-	if !claims {
+	if !claims || len(rows) == 0 {
 		return rows, nil
 	}
-	return rows, func(created map[int64]outbox.Committed, err error) {
+	return rows, func(committed map[int64]outbox.Committed, err error) {
 		for i, w := range reserved {
 			if w == nil {
 				continue
 			}
-			if c, ok := created[rows[i].Plant]; err == nil && ok {
+			if c, ok := committed[rows[i].Plant]; err == nil && ok {
 				w.handOff(rows[i].Delivery(c))
 			} else {
 				w.release()

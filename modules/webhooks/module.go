@@ -1,9 +1,11 @@
-// Package webhooks announces every new plant to the endpoints of the
-// webhooks file: the origin document's /plant/webhook, signed as Standard
-// Webhooks 1.0 says, retried with backoff for about a day, then kept as a
-// dead letter. The event is written in the plant's own commit (an outbox,
-// see package outbox), so it is sent at least once after a crash at any
-// instant; on postgres several replicas share the work through leases.
+// Package webhooks announces the plants' changes to the endpoints of the
+// webhooks file: every new plant as the origin document's /plant/webhook,
+// and, to an endpoint that asks for envelopes, every create, update and
+// delete with its version; signed as Standard Webhooks 1.0 says, retried
+// with backoff for about a day, then kept as a dead letter. The event is
+// written in the change's own commit (an outbox, see package outbox), so it
+// is sent at least once after a crash at any instant; on postgres several
+// replicas share the work through leases.
 package webhooks
 
 import (
@@ -54,16 +56,18 @@ func (s *Sender) On() bool { return s.Dispatcher != nil }
 type Params struct {
 	fx.In
 
-	Config   Config
-	Outbox   outbox.Store `optional:"true"`
+	Config Config
+	Outbox outbox.Store `optional:"true"`
+	// Changes wakes the dispatcher at each change the store commits.
+	Changes  outbox.ChangeLog `optional:"true"`
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	Log      *zap.Logger
 }
 
 // New reads the webhooks file and builds the sender of its endpoints over
-// the store's outbox; Register sets it going. Without a file it returns
-// the zero Sender: webhooks off.
+// the store's outbox, woken by the store's change log; Register sets it
+// going. Without a file it returns the zero Sender: webhooks off.
 func New(p Params) (*Sender, error) {
 	cfg := p.Config
 	if cfg.File == "" {
@@ -82,14 +86,18 @@ func New(p Params) (*Sender, error) {
 	if box == nil {
 		return nil, ErrNoOutbox
 	}
-	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log)
+	var opts []Option
+	if p.Changes != nil {
+		opts = append(opts, WakeOn(p.Changes))
+	}
+	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log, opts...)
 	src := NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
 	log.Info("webhooks on", zap.Strings("endpoints", d.Subscribed()))
 	return &Sender{Outbox: box, Dispatcher: d, store: box, source: src}, nil
 }
 
 // Register sets s going when it is on: it hooks the store so that every
-// create writes its event, and schedules the dispatcher and the file's
+// change writes its events, and schedules the dispatcher and the file's
 // watch to start after the store (postgres migrations included; the store
 // appended its hooks when it was built, before s) and to stop before it.
 func Register(lc fx.Lifecycle, s *Sender) {

@@ -76,8 +76,8 @@ func TestModuleRefusesAFileWithoutOutbox(t *testing.T) {
 
 // TestModuleOnSendsFromTheStore: with a webhooks file the app's start
 // sets the sender going on its own (nothing else asks for it): a plant
-// created in the store reaches the endpoint, and the dead letters are
-// served on the admin listener.
+// created in the store reaches the endpoint, and the dead letters and the
+// replay are served on the admin listener.
 func TestModuleOnSendsFromTheStore(t *testing.T) {
 	secret := webhookstest.NewSecret()
 	r := webhookstest.NewReceiver(t, secret)
@@ -101,8 +101,8 @@ func TestModuleOnSendsFromTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = app.Stop(ctx) })
-	if len(admin.Routes) != 2 {
-		t.Fatalf("%d admin routes, want the dead letters' 2", len(admin.Routes))
+	if len(admin.Routes) != 3 {
+		t.Fatalf("%d admin routes, want the dead letters' 2 and the replay", len(admin.Routes))
 	}
 	if _, err := store.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func newSender(cfg Config, tp trace.TracerProvider) *sender {
 	}
 }
 
-// attempt POSTs d to ep once.
+// attempt POSTs d to ep once, in ep's format.
 func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
 	// The delivery joins the create's trace: its span's parent is the
 	// create's, carried in the outbox.
@@ -87,7 +87,7 @@ func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) at
 	if d.TraceParent != "" {
 		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": d.TraceParent})
 	}
-	ctx, span := s.tracer.Start(parent, "webhook "+EventPlantCreated, trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := s.tracer.Start(parent, "webhook "+kindOf(d).String(), trace.WithSpanKind(trace.SpanKindClient))
 	defer span.End()
 	r := s.post(ctx, ep, d)
 	if !span.IsRecording() { // tracing is off: build no attributes
@@ -105,7 +105,11 @@ func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) at
 }
 
 func (s *sender) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(d.Body))
+	body, err := payload(ep, d)
+	if err != nil {
+		return attemptResult{outcome: outcomeError, reason: err.Error()}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
 	if err != nil {
 		return attemptResult{outcome: outcomeError, reason: "bad request: " + err.Error()}
 	}
@@ -115,7 +119,7 @@ func (s *sender) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attem
 	h.Set("User-Agent", s.userAgent)
 	h.Set("webhook-id", d.ID)
 	h.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
-	h.Set("webhook-signature", Sign(ep.Secrets, d.ID, ts, d.Body))
+	h.Set("webhook-signature", Sign(ep.Secrets, d.ID, ts, body)) // the bytes sent, envelope and all
 	if d.TraceParent != "" {
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
 	}

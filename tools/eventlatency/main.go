@@ -11,6 +11,12 @@
 //	go run ./tools/eventlatency -store bolt -rate 500 -duration 30s
 //	PLANTSTORE_POSTGRES_URL=postgres://... go run ./tools/eventlatency -store postgres -replicas 3
 //
+// A change-feed follower runs beside the receiver: a long poll on
+// GET /plants/changes (wait=30s) against the first process, whose arrivals
+// are measured the same way. With -catchup N, the run then imports N
+// plants and times a follower reading their N changes from the cursor
+// before the import, in pages of 1,000: the feed's catch-up rate.
+//
 // An event can arrive before its create's 200 has reached the client: the
 // commit hands the event to the sender before the answer is written. Such
 // an event counts as latency 0 and is counted apart.
@@ -32,6 +38,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,14 +55,15 @@ func main() {
 	duration := flag.Duration("duration", 20*time.Second, "how long creates are sent")
 	every := flag.Duration("report", 10*time.Second, "interval of the progress lines")
 	format := flag.String("format", "origin", "the endpoint's format: origin or envelope")
+	catchup := flag.Int("catchup", 0, "after the run, import this many plants and time a follower reading their changes")
 	flag.Parse()
 	if *replicas == 0 {
 		*replicas = map[string]int{"postgres": 3}[*store]
 		*replicas = max(*replicas, 1)
 	}
-	if *store != "bolt" && *store != "postgres" || *rate < 1 || *duration <= 0 || *every <= 0 ||
+	if *store != "bolt" && *store != "postgres" || *rate < 1 || *duration <= 0 || *every <= 0 || *catchup < 0 ||
 		*format != "origin" && *format != "envelope" {
-		fmt.Fprintln(os.Stderr, "eventlatency: -store must be bolt or postgres, -rate, -duration and -report positive, -format origin or envelope")
+		fmt.Fprintln(os.Stderr, "eventlatency: -store must be bolt or postgres, -rate, -duration and -report positive, -catchup at least 0, -format origin or envelope")
 		os.Exit(2)
 	}
 	if *store == "bolt" && *replicas != 1 {
@@ -67,14 +75,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "eventlatency: -store postgres needs PLANTSTORE_POSTGRES_URL")
 		os.Exit(2)
 	}
-	if err := run(*store, dsn, *replicas, *rate, *duration, *every, *format); err != nil {
+	if err := run(*store, dsn, *replicas, *rate, *duration, *every, *format, *catchup); err != nil {
 		fmt.Fprintln(os.Stderr, "eventlatency:", err)
 		os.Exit(1)
 	}
 }
 
 // run is one measurement, from the build to the summary.
-func run(store, dsn string, replicas, rate int, duration, every time.Duration, format string) error {
+func run(store, dsn string, replicas, rate int, duration, every time.Duration, format string, catchup int) error {
 	work, err := os.MkdirTemp("", "eventlatency-")
 	if err != nil {
 		return err
@@ -99,7 +107,7 @@ func run(store, dsn string, replicas, rate int, duration, every time.Duration, f
 	go func() { _ = recv.Serve(ln) }()
 	defer recv.Close()
 
-	hooks := filepath.Join(work, "webhooks.yaml")
+	hooksFile := filepath.Join(work, "webhooks.yaml")
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	file := fmt.Sprintf("endpoints:\n  - name: latency\n    url: http://%s/\n    secrets: [whsec_%s]\n",
@@ -107,12 +115,12 @@ func run(store, dsn string, replicas, rate int, duration, every time.Duration, f
 	if format == "envelope" {
 		file += "    format: envelope\n"
 	}
-	if err := os.WriteFile(hooks, []byte(file), 0o600); err != nil {
+	if err := os.WriteFile(hooksFile, []byte(file), 0o600); err != nil {
 		return err
 	}
 	var urls []string
 	for i := range replicas {
-		srv, err := start(bin, store, dsn, filepath.Join(work, fmt.Sprint("data", i)), hooks)
+		srv, err := start(bin, store, dsn, filepath.Join(work, fmt.Sprint("data", i)), hooksFile)
 		if err != nil {
 			return err
 		}
@@ -129,31 +137,52 @@ func run(store, dsn string, replicas, rate int, duration, every time.Duration, f
 		}
 		defer db.Close(context.Background())
 	}
-	fmt.Println("interval  creates  events      p50       p99       max  outbox_dead  changes_dead")
+	from, err := head(http.DefaultClient, urls[0])
+	if err != nil {
+		return err
+	}
+	followCtx, stopFollow := context.WithCancel(context.Background())
+	defer stopFollow()
+	go rec.follow(followCtx, urls[0], from)
+	fmt.Println("interval  creates  webhooks  p50       p99       max       feed  p50       p99       max       outbox_dead  changes_dead")
 	stopLoad := make(chan struct{})
 	loadDone := make(chan int)
 	go func() { loadDone <- load(urls, rec, firstID, rate, stopLoad) }()
 	start := time.Now()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	var from int
+	var hooksFrom, feedFrom int
 	for elapsed := time.Duration(0); elapsed < duration; {
 		<-tick.C
 		elapsed = time.Since(start)
-		lats, to := rec.window(from)
-		from = to
-		fmt.Printf("%8s %8d %7d %s %s\n", elapsed.Truncate(time.Second), rec.acked.Load(), len(lats), summary(lats), deadTuples(db))
+		hooks, to := rec.window(rec.hooks, hooksFrom)
+		hooksFrom = to
+		feed, to := rec.window(rec.feed, feedFrom)
+		feedFrom = to
+		fmt.Printf("%8s %8d %9d %s %10d %s %s\n", elapsed.Truncate(time.Second), rec.acked.Load(),
+			len(hooks), summary(hooks), len(feed), summary(feed), deadTuples(db))
 	}
 	close(stopLoad)
 	sent := <-loadDone
 	deadline := time.Now().Add(15 * time.Second)
-	for rec.arrivedCount() < int(rec.acked.Load()) && time.Now().Before(deadline) {
+	for (rec.count(rec.hooks) < int(rec.acked.Load()) || rec.count(rec.feed) < int(rec.acked.Load())) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	all := rec.all()
-	fmt.Printf("\nsent %d creates, %d acknowledged, %d events arrived (%d before their create's 200), %d missing after 15 s\n",
-		sent, rec.acked.Load(), len(all), rec.early.Load(), int(rec.acked.Load())-len(all))
-	fmt.Printf("latency from the 200 to the arrival: %s\n", summaryNamed(all))
+	stopFollow()
+	hooks, feed := rec.all(rec.hooks), rec.all(rec.feed)
+	fmt.Printf("\nsent %d creates, %d acknowledged\n", sent, rec.acked.Load())
+	fmt.Printf("webhooks: %d arrived (%d before their create's 200), %d missing after 15 s; from the 200: %s\n",
+		len(hooks), rec.hooks.early, int(rec.acked.Load())-len(hooks), summaryNamed(hooks))
+	fmt.Printf("feed:     %d arrived (%d before their create's 200), %d missing after 15 s; from the 200: %s\n",
+		len(feed), rec.feed.early, int(rec.acked.Load())-len(feed), summaryNamed(feed))
+	if catchup > 0 {
+		fmt.Fprintf(os.Stderr, "eventlatency: importing %d plants, then reading their changes\n", catchup)
+		rate, err := catchUp(urls[0], firstID+int64(total), catchup)
+		if err != nil {
+			return fmt.Errorf("catch-up: %w", err)
+		}
+		fmt.Printf("catch-up: %d changes read from the feed at %.0f changes/s (pages of 1,000)\n", catchup, rate)
+	}
 	return nil
 }
 
@@ -166,19 +195,26 @@ func newFirstID() int64 {
 }
 
 // recorder keeps, per plant of the run, when its create was acknowledged
-// and when its event arrived.
+// and when its event reached the receiver (hooks) and the follower (feed).
 type recorder struct {
-	first   int64
-	mu      sync.Mutex
-	acks    []time.Time
-	arrived []time.Time
-	order   []int // indexes in arrival order
-	acked   atomic.Int64
-	early   atomic.Int64
+	first int64
+	mu    sync.Mutex
+	acks  []time.Time
+	acked atomic.Int64
+	hooks *arrivals
+	feed  *arrivals
+}
+
+// arrivals is when each plant's first event came to one consumer.
+type arrivals struct {
+	at    []time.Time
+	order []int // indexes in arrival order
+	early int   // arrived before their create's 200
 }
 
 func newRecorder(first int64, n int) *recorder {
-	return &recorder{first: first, acks: make([]time.Time, n), arrived: make([]time.Time, n)}
+	return &recorder{first: first, acks: make([]time.Time, n),
+		hooks: &arrivals{at: make([]time.Time, n)}, feed: &arrivals{at: make([]time.Time, n)}}
 }
 
 // ack records the 200 of plant id.
@@ -187,6 +223,17 @@ func (r *recorder) ack(id int64, at time.Time) {
 	r.acks[id-r.first] = at
 	r.mu.Unlock()
 	r.acked.Add(1)
+}
+
+// arrived records that plant id's first event reached a.
+func (r *recorder) arrived(a *arrivals, id int64, at time.Time) {
+	i := id - r.first
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= 0 && int(i) < len(a.at) && a.at[i].IsZero() {
+		a.at[i] = at
+		a.order = append(a.order, int(i))
+	}
 }
 
 // ServeHTTP is the receiver: it notes when each plant's first event came.
@@ -200,62 +247,167 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		} `json:"data"`
 	}
 	if json.Unmarshal(body, &ev) == nil {
-		id := max(ev.ID, ev.Data.ID) - r.first
-		r.mu.Lock()
-		if id >= 0 && int(id) < len(r.arrived) && r.arrived[id].IsZero() {
-			r.arrived[id] = at
-			r.order = append(r.order, int(id))
-		}
-		r.mu.Unlock()
+		r.arrived(r.hooks, max(ev.ID, ev.Data.ID), at)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (r *recorder) arrivedCount() int {
+func (r *recorder) count(a *arrivals) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.order)
+	return len(a.order)
 }
 
-// window is the latencies of the events that arrived after the first from,
+// window is the latencies of a's events that arrived after the first from,
 // and where the next window starts. An event whose 200 is not yet recorded
 // is left for the next window.
-func (r *recorder) window(from int) ([]time.Duration, int) {
+func (r *recorder) window(a *arrivals, from int) ([]time.Duration, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var lats []time.Duration
 	to := from
-	for ; to < len(r.order); to++ {
-		i := r.order[to]
+	for ; to < len(a.order); to++ {
+		i := a.order[to]
 		if r.acks[i].IsZero() {
 			break
 		}
-		lats = append(lats, r.latency(i))
+		lats = append(lats, r.latency(a, i))
 	}
 	return lats, to
 }
 
-func (r *recorder) all() []time.Duration {
+func (r *recorder) all(a *arrivals) []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	a.early = 0
 	var lats []time.Duration
-	for _, i := range r.order {
+	for _, i := range a.order {
 		if !r.acks[i].IsZero() {
-			lats = append(lats, r.latency(i))
+			lats = append(lats, r.latency(a, i))
 		}
 	}
 	return lats
 }
 
-// latency is from plant i's 200 to its event's arrival; 0, counted, when
-// the event came first. Called with mu held.
-func (r *recorder) latency(i int) time.Duration {
-	d := r.arrived[i].Sub(r.acks[i])
+// latency is from plant i's 200 to its event's arrival at a; 0, counted,
+// when the event came first. Called with mu held.
+func (r *recorder) latency(a *arrivals, i int) time.Duration {
+	d := a.at[i].Sub(r.acks[i])
 	if d < 0 {
-		r.early.Add(1)
+		a.early++
 		return 0
 	}
 	return d
+}
+
+// feedPage is a page of GET /plants/changes, as much as the follower reads.
+type feedPage struct {
+	Changes []struct {
+		Type string `json:"type"`
+		ID   int64  `json:"id"`
+	} `json:"changes"`
+	Next string `json:"next"`
+}
+
+// readPage asks base (a process's /plants URL) for the changes after
+// cursor.
+func readPage(ctx context.Context, client *http.Client, base, after string, limit int, wait time.Duration) (feedPage, error) {
+	var page feedPage
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+		fmt.Sprintf("%s/changes?after=%s&limit=%d&wait=%s", base, after, limit, wait), nil)
+	if err != nil {
+		return page, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return page, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return page, fmt.Errorf("GET /plants/changes: %d %s", resp.StatusCode, b)
+	}
+	return page, json.NewDecoder(resp.Body).Decode(&page)
+}
+
+// head is the change log's cursor now, from a listing's header.
+func head(client *http.Client, base string) (string, error) {
+	req, _ := http.NewRequest(http.MethodGet, base+"?limit=1", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	c := resp.Header.Get("Plantstore-Changes-Cursor")
+	if resp.StatusCode != http.StatusOK || c == "" {
+		return "", fmt.Errorf("GET /plants: %d, cursor %q", resp.StatusCode, c)
+	}
+	return c, nil
+}
+
+// follow long-polls the feed of base from after until ctx ends, noting
+// each created plant's arrival.
+func (r *recorder) follow(ctx context.Context, base, after string) {
+	client := &http.Client{}
+	for ctx.Err() == nil {
+		page, err := readPage(ctx, client, base, after, 1000, 30*time.Second)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		at := time.Now()
+		for _, c := range page.Changes {
+			if c.Type == "plant.created" {
+				r.arrived(r.feed, c.ID, at)
+			}
+		}
+		after = page.Next
+	}
+}
+
+// catchUp imports n plants from first, then reads their changes from the
+// cursor taken before the import, and returns the rate it read them at.
+func catchUp(base string, first int64, n int) (float64, error) {
+	client := &http.Client{}
+	from, err := head(client, base)
+	if err != nil {
+		return 0, err
+	}
+	var body bytes.Buffer
+	for i := range int64(n) {
+		fmt.Fprintf(&body, "{\"id\":%d,\"name\":\"catch-up %d\"}\n", first+i, i)
+	}
+	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(base, "/plants")+"/plants:import", &body)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("import: %d", resp.StatusCode)
+	}
+	start, read := time.Now(), 0
+	for read < n {
+		page, err := readPage(context.Background(), client, base, from, 1000, 0)
+		if err != nil {
+			return 0, err
+		}
+		if len(page.Changes) == 0 {
+			return 0, fmt.Errorf("the feed ended after %d of %d changes", read, n)
+		}
+		read += len(page.Changes)
+		from = page.Next
+	}
+	return float64(read) / time.Since(start).Seconds(), nil
 }
 
 // load sends rate creates a second, spread over the processes, until stop,

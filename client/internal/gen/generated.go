@@ -19,19 +19,52 @@ import (
 
 // Defines values for ChangeType.
 const (
-	PlantCreated ChangeType = "plant.created"
-	PlantDeleted ChangeType = "plant.deleted"
-	PlantUpdated ChangeType = "plant.updated"
+	ChangeTypePlantCreated ChangeType = "plant.created"
+	ChangeTypePlantDeleted ChangeType = "plant.deleted"
+	ChangeTypePlantUpdated ChangeType = "plant.updated"
 )
 
 // Valid indicates whether the value is a known member of the ChangeType enum.
 func (e ChangeType) Valid() bool {
 	switch e {
-	case PlantCreated:
+	case ChangeTypePlantCreated:
 		return true
-	case PlantDeleted:
+	case ChangeTypePlantDeleted:
 		return true
-	case PlantUpdated:
+	case ChangeTypePlantUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlantDeletedEnvelopeType.
+const (
+	PlantDeletedEnvelopeTypePlantDeleted PlantDeletedEnvelopeType = "plant.deleted"
+)
+
+// Valid indicates whether the value is a known member of the PlantDeletedEnvelopeType enum.
+func (e PlantDeletedEnvelopeType) Valid() bool {
+	switch e {
+	case PlantDeletedEnvelopeTypePlantDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlantEnvelopeType.
+const (
+	PlantEnvelopeTypePlantCreated PlantEnvelopeType = "plant.created"
+	PlantEnvelopeTypePlantUpdated PlantEnvelopeType = "plant.updated"
+)
+
+// Valid indicates whether the value is a known member of the PlantEnvelopeType enum.
+func (e PlantEnvelopeType) Valid() bool {
+	switch e {
+	case PlantEnvelopeTypePlantCreated:
+		return true
+	case PlantEnvelopeTypePlantUpdated:
 		return true
 	default:
 		return false
@@ -80,6 +113,16 @@ type Error struct {
 	Message string `json:"message"`
 }
 
+// EventTimestamp When the change was committed, by the store's clock: RFC 3339 in UTC
+// with exactly three fractional digits, e.g.
+// `2026-11-25T19:40:00.123Z`. The same on every attempt.
+type EventTimestamp = time.Time
+
+// EventVersion The change's version: one store-wide sequence, so that of two
+// changes of one plant the later has the greater. Not contiguous:
+// compare versions, do not count them.
+type EventVersion = int64
+
 // NewPlant defines model for NewPlant.
 type NewPlant struct {
 	// Id Identification number of the plant
@@ -104,6 +147,57 @@ type Plant struct {
 	// points), without U+0000.
 	Tag *string `json:"tag,omitempty"`
 }
+
+// PlantDeletedEnvelope A plant's delete as an envelope endpoint gets it.
+type PlantDeletedEnvelope struct {
+	Data struct {
+		// Id The deleted plant's id
+		Id int64 `json:"id"`
+
+		// Version The change's version: one store-wide sequence, so that of two
+		// changes of one plant the later has the greater. Not contiguous:
+		// compare versions, do not count them.
+		Version EventVersion `json:"version"`
+	} `json:"data"`
+
+	// Timestamp When the change was committed, by the store's clock: RFC 3339 in UTC
+	// with exactly three fractional digits, e.g.
+	// `2026-11-25T19:40:00.123Z`. The same on every attempt.
+	Timestamp EventTimestamp           `json:"timestamp"`
+	Type      PlantDeletedEnvelopeType `json:"type"`
+}
+
+// PlantDeletedEnvelopeType defines model for PlantDeletedEnvelope.Type.
+type PlantDeletedEnvelopeType string
+
+// PlantEnvelope A plant's create or update as an envelope endpoint gets it. Of two
+// changes of one plant, the later has the greater `data.version`:
+// apply a change only when its version is greater than the last one
+// applied to that plant (deletes included), since deliveries may
+// arrive out of order.
+type PlantEnvelope struct {
+	Data struct {
+		// Id The plant's id
+		Id int64 `json:"id"`
+
+		// Plant A plant as stored and read back, its id included.
+		Plant StoredPlant `json:"plant"`
+
+		// Version The change's version: one store-wide sequence, so that of two
+		// changes of one plant the later has the greater. Not contiguous:
+		// compare versions, do not count them.
+		Version EventVersion `json:"version"`
+	} `json:"data"`
+
+	// Timestamp When the change was committed, by the store's clock: RFC 3339 in UTC
+	// with exactly three fractional digits, e.g.
+	// `2026-11-25T19:40:00.123Z`. The same on every attempt.
+	Timestamp EventTimestamp    `json:"timestamp"`
+	Type      PlantEnvelopeType `json:"type"`
+}
+
+// PlantEnvelopeType defines model for PlantEnvelope.Type.
+type PlantEnvelopeType string
 
 // PlantUpdate The body of a PUT; the id, when given, must be the path's.
 type PlantUpdate struct {
@@ -138,6 +232,15 @@ type IfMatch = string
 
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
+
+// WebhookID defines model for WebhookID.
+type WebhookID = string
+
+// WebhookSignature defines model for WebhookSignature.
+type WebhookSignature = string
+
+// WebhookTimestamp defines model for WebhookTimestamp.
+type WebhookTimestamp = string
 
 // BadParameter defines model for BadParameter.
 type BadParameter = Error
@@ -258,11 +361,129 @@ type UpdatePlantParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// PlantCreatedJSONBody defines parameters for PlantCreated.
+type PlantCreatedJSONBody struct {
+	union json.RawMessage
+}
+
+// PlantCreatedParams defines parameters for PlantCreated.
+type PlantCreatedParams struct {
+	// WebhookId Unique per event and endpoint, the same on every attempt: a receiver
+	// drops a duplicate by it. `msg_` and 26 digits and lowercase letters.
+	WebhookId WebhookID `json:"webhook-id"`
+
+	// WebhookTimestamp The attempt's time, in Unix seconds.
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under each
+	// of the endpoint's secrets, space-separated.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
+// PlantDeletedParams defines parameters for PlantDeleted.
+type PlantDeletedParams struct {
+	// WebhookId Unique per event and endpoint, the same on every attempt: a receiver
+	// drops a duplicate by it. `msg_` and 26 digits and lowercase letters.
+	WebhookId WebhookID `json:"webhook-id"`
+
+	// WebhookTimestamp The attempt's time, in Unix seconds.
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under each
+	// of the endpoint's secrets, space-separated.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
+// PlantUpdatedParams defines parameters for PlantUpdated.
+type PlantUpdatedParams struct {
+	// WebhookId Unique per event and endpoint, the same on every attempt: a receiver
+	// drops a duplicate by it. `msg_` and 26 digits and lowercase letters.
+	WebhookId WebhookID `json:"webhook-id"`
+
+	// WebhookTimestamp The attempt's time, in Unix seconds.
+	WebhookTimestamp WebhookTimestamp `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under each
+	// of the endpoint's secrets, space-separated.
+	WebhookSignature WebhookSignature `json:"webhook-signature"`
+}
+
 // CreatePlantJSONRequestBody defines body for CreatePlant for application/json ContentType.
 type CreatePlantJSONRequestBody = NewPlant
 
 // UpdatePlantJSONRequestBody defines body for UpdatePlant for application/json ContentType.
 type UpdatePlantJSONRequestBody = PlantUpdate
+
+// PlantCreatedJSONRequestBody defines body for PlantCreated for application/json ContentType.
+type PlantCreatedJSONRequestBody PlantCreatedJSONBody
+
+// PlantDeletedJSONRequestBody defines body for PlantDeleted for application/json ContentType.
+type PlantDeletedJSONRequestBody = PlantDeletedEnvelope
+
+// PlantUpdatedJSONRequestBody defines body for PlantUpdated for application/json ContentType.
+type PlantUpdatedJSONRequestBody = PlantEnvelope
+
+// AsNewPlant returns the union data inside the PlantCreatedJSONBody as a NewPlant
+func (t PlantCreatedJSONBody) AsNewPlant() (NewPlant, error) {
+	var body NewPlant
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewPlant overwrites any union data inside the PlantCreatedJSONBody as the provided NewPlant
+func (t *PlantCreatedJSONBody) FromNewPlant(v NewPlant) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewPlant performs a merge with any union data inside the PlantCreatedJSONBody, using the provided NewPlant
+func (t *PlantCreatedJSONBody) MergeNewPlant(v NewPlant) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlantEnvelope returns the union data inside the PlantCreatedJSONBody as a PlantEnvelope
+func (t PlantCreatedJSONBody) AsPlantEnvelope() (PlantEnvelope, error) {
+	var body PlantEnvelope
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlantEnvelope overwrites any union data inside the PlantCreatedJSONBody as the provided PlantEnvelope
+func (t *PlantCreatedJSONBody) FromPlantEnvelope(v PlantEnvelope) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlantEnvelope performs a merge with any union data inside the PlantCreatedJSONBody, using the provided PlantEnvelope
+func (t *PlantCreatedJSONBody) MergePlantEnvelope(v PlantEnvelope) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlantCreatedJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlantCreatedJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -3295,4 +3516,341 @@ func ParseImportPlantsResponse(rsp *http.Response) (*ImportPlantsResponse, error
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// PlantCreatedWithBody fires the plant.created webhook with any body
+	PlantCreatedWithBody(ctx context.Context, targetURL string, params *PlantCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	PlantCreated(ctx context.Context, targetURL string, params *PlantCreatedParams, body PlantCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PlantDeletedWithBody fires the plant.deleted webhook with any body
+	PlantDeletedWithBody(ctx context.Context, targetURL string, params *PlantDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	PlantDeleted(ctx context.Context, targetURL string, params *PlantDeletedParams, body PlantDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PlantUpdatedWithBody fires the plant.updated webhook with any body
+	PlantUpdatedWithBody(ctx context.Context, targetURL string, params *PlantUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	PlantUpdated(ctx context.Context, targetURL string, params *PlantUpdatedParams, body PlantUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) PlantCreatedWithBody(ctx context.Context, targetURL string, params *PlantCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlantCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) PlantCreated(ctx context.Context, targetURL string, params *PlantCreatedParams, body PlantCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlantCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) PlantDeletedWithBody(ctx context.Context, targetURL string, params *PlantDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlantDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) PlantDeleted(ctx context.Context, targetURL string, params *PlantDeletedParams, body PlantDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlantDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) PlantUpdatedWithBody(ctx context.Context, targetURL string, params *PlantUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlantUpdatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) PlantUpdated(ctx context.Context, targetURL string, params *PlantUpdatedParams, body PlantUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlantUpdatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewPlantCreatedWebhookRequest builds a application/json POST request for the plant.created webhook
+func NewPlantCreatedWebhookRequest(targetURL string, params *PlantCreatedParams, body PlantCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPlantCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewPlantCreatedWebhookRequestWithBody builds a POST request for the plant.created webhook with any body
+func NewPlantCreatedWebhookRequestWithBody(targetURL string, params *PlantCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewPlantDeletedWebhookRequest builds a application/json POST request for the plant.deleted webhook
+func NewPlantDeletedWebhookRequest(targetURL string, params *PlantDeletedParams, body PlantDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPlantDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewPlantDeletedWebhookRequestWithBody builds a POST request for the plant.deleted webhook with any body
+func NewPlantDeletedWebhookRequestWithBody(targetURL string, params *PlantDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewPlantUpdatedWebhookRequest builds a application/json POST request for the plant.updated webhook
+func NewPlantUpdatedWebhookRequest(targetURL string, params *PlantUpdatedParams, body PlantUpdatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPlantUpdatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewPlantUpdatedWebhookRequestWithBody builds a POST request for the plant.updated webhook with any body
+func NewPlantUpdatedWebhookRequestWithBody(targetURL string, params *PlantUpdatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }
