@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,17 +68,19 @@ func run(t *testing.T, cfg chaos.Config) {
 		}
 		t.Skipf("SKIPPED, NOT TESTED: haproxy is not installed (apt-get install haproxy): %v", err)
 	}
-	// Webhook delivery is checked in every run: one receiver on loopback,
-	// answering 200, up from before the first replica starts to the end.
+	// Webhook delivery is checked in every run: two receivers on loopback,
+	// answering 200, up from before the first replica starts to the end:
+	// the origin endpoint's (every create) and the envelope endpoint's
+	// (every change).
 	secret := webhookstest.NewSecret()
-	cfg.Webhooks = &chaos.Webhooks{Receiver: webhookstest.NewReceiver(t, secret), Secret: secret}
+	cfg.Webhooks = &chaos.Webhooks{Receiver: webhookstest.NewReceiver(t, secret), Envelopes: webhookstest.NewReceiver(t, secret), Secret: secret}
 	res, err := chaos.Run(context.Background(), cfg, func() *pgtest.Cluster { return pgtest.NewTCPCluster(t) })
 	if err != nil {
 		t.Fatalf("chaos run (artifacts in %s): %v", cfg.Dir, err)
 	}
 	t.Log("\n" + res.Summary)
 	if res.Failed() {
-		t.Fatalf("chaos run failed; replay with CHAOS_SEED=%d; artifacts in %s", cfg.Seed, cfg.Dir)
+		t.Fatalf("chaos run failed; replay with CHAOS_SEED=%d; artifacts in %s\n%s", cfg.Seed, cfg.Dir, strings.Join(res.Violations, "\n"))
 	}
 }
 

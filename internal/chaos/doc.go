@@ -20,7 +20,13 @@
 // clients), nemesis and nemesis_ha (the faults and their schedule),
 // survivor (the final reads against the acknowledged writes), webhooks
 // (every acknowledged create delivered to a receiver on loopback, checked
-// at the end), summary (what a run prints at its end), and run (all of it
-// together). docs/reliability.md describes the method and how to replay a
+// at the end), events (every change's envelope delivered to a second
+// receiver: applied per plant by version they must give the final reads,
+// none foreign, every acknowledged write's there, one event per version),
+// feed and feedcheck (a follower of GET /plants/changes on a replica drawn
+// at random for each long poll: cursors strictly increasing, each plant's
+// versions increasing, and its mirror the final reads), mirror (the final
+// reads those mirrors are held against), summary (what a run prints at its
+// end), and run (all of it together). docs/reliability.md describes the method and how to replay a
 // run from its seed.
 package chaos

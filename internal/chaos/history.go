@@ -97,6 +97,10 @@ func NewHistory() *History { return &History{start: time.Now()} }
 // Now is the time since the history's start (monotonic).
 func (h *History) Now() time.Duration { return time.Since(h.start) }
 
+// Wall is the clock's time at d since the history's start, to compare with
+// times a store's clock gave (the same machine's).
+func (h *History) Wall(d time.Duration) time.Time { return h.start.Add(d) }
+
 // Add records a completed operation.
 func (h *History) Add(op Op) {
 	h.mu.Lock()

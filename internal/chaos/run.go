@@ -42,6 +42,8 @@ type Result struct {
 	Summary    string
 	Verdict    Verdict
 	Webhooks   WebhookReport
+	Events     EventReport // the envelope endpoint's, when Webhooks.Envelopes is set
+	Feed       FeedReport
 	Survivor   SurvivorReport
 	Violations []string
 }
@@ -166,6 +168,9 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	loadDone := make(chan struct{})
 	go func() { w.Run(loadCtx, c.History); close(loadDone) }()
+	feed := newFeedFollower(c.Replicas, c.History, cfg.Seed)
+	stopFeed, feedDone := make(chan struct{}), make(chan struct{})
+	go func() { feed.follow(ctx, stopFeed); close(feedDone) }()
 
 	logf("load: %d clients on %d ids at a time, each in use for %s; faults begin", cfg.Clients, cfg.IDs, win.Life())
 	deadline := time.Now().Add(cfg.Duration)
@@ -174,6 +179,8 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	stopLoad()
 	<-loadDone
 	loadEnd := time.Now()
+	close(stopFeed)
+	<-feedDone
 	if nemesisErr != nil {
 		c.Violate("the cluster did not recover: %v", nemesisErr)
 	}
@@ -191,6 +198,19 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	w.FinalReads(readCtx, c.History)
 	cancelRead()
 	ops := c.History.Ops()
+	reads := finalReads(ops)
+	var events EventReport
+	feedReport := FeedReport{}
+	if nemesisErr == nil {
+		if cfg.Webhooks != nil && cfg.Webhooks.Envelopes != nil {
+			logf("waiting for every change's envelope")
+			events = waitForEvents(ctx, cfg.Webhooks.Envelopes, ops, reads, c.History.Wall, loadEnd, webhookDrainLimit)
+			events.violate(c)
+		}
+		logf("following the change feed to its end")
+		feedReport = followToEnd(ctx, feed, reads, c.History.Wall)
+		feedReport.violate(c)
+	}
 	judge(c, ops, faults)
 	survivor := checkSurvivor(ops)
 	survivor.violate(c)
@@ -205,8 +225,8 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		hookReport.CheckLost(ops)
 		hookReport.violate(c)
 	}
-	res := Result{Verdict: v, Webhooks: hookReport, Survivor: survivor, Violations: c.Violations()}
-	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, res.Violations)
+	res := Result{Verdict: v, Webhooks: hookReport, Events: events, Feed: feedReport, Survivor: survivor, Violations: c.Violations()}
+	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, events, feedReport, res.Violations)
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
 		return res, err
 	}

@@ -18,10 +18,14 @@ import (
 // the whole run, and at the end every create answered 200 must have been
 // delivered, signed, with exactly that plant as its body.
 
-// Webhooks is a run's webhook receiver and the secret it verifies with.
+// Webhooks is a run's webhook receivers and the secret they verify with.
 type Webhooks struct {
-	Receiver *webhookstest.Receiver
-	Secret   string
+	Receiver *webhookstest.Receiver // the origin endpoint's: plant.created, the plant as its body
+	// Envelopes, when set, is a second endpoint's receiver: every change,
+	// as an envelope (format: envelope, no events: all three types),
+	// checked by events.go.
+	Envelopes *webhookstest.Receiver
+	Secret    string
 }
 
 const (
@@ -42,15 +46,21 @@ const (
 )
 
 // setup writes the webhooks file into dir (JSON, which the file's YAML
-// reader takes as is) with the receiver as the one endpoint, and returns
+// reader takes as is) with the receiver as the first endpoint and the
+// envelope receiver, if any, as the second, and returns
 // the replicas' webhook environment.
 func (w *Webhooks) setup(dir string) ([]string, error) {
 	type endpoint struct {
 		Name    string   `json:"name"`
 		URL     string   `json:"url"`
 		Secrets []string `json:"secrets"`
+		Format  string   `json:"format,omitempty"`
 	}
-	data, err := json.Marshal(map[string][]endpoint{"endpoints": {{Name: "chaos", URL: w.Receiver.URL, Secrets: []string{w.Secret}}}})
+	endpoints := []endpoint{{Name: "chaos", URL: w.Receiver.URL, Secrets: []string{w.Secret}}}
+	if w.Envelopes != nil {
+		endpoints = append(endpoints, endpoint{Name: "chaos-envelope", URL: w.Envelopes.URL, Secrets: []string{w.Secret}, Format: "envelope"})
+	}
+	data, err := json.Marshal(map[string][]endpoint{"endpoints": endpoints})
 	if err != nil {
 		return nil, err
 	}

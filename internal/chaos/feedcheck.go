@@ -1,0 +1,129 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// FeedReport is what the change feed's follower got, held against the
+// history.
+type FeedReport struct {
+	Checked  bool
+	Pages    int // pages answered 200
+	Changes  int // changes in them
+	Retried  int // calls that failed (a replica faulted) and were made again
+	Failure  string
+	CaughtUp bool          // an empty page came at the end with the mirror complete
+	Follow   time.Duration // the end's follow, until caught up or its limit
+
+	Mirror    mirrorDiff // the feed's mirror against the final reads
+	Malformed []string   // changes or cursors not of the contract
+	Order     []string   // cursors that do not increase (a duplicate, a step back)
+	Next      []string   // pages whose next is not their last change's cursor (or after)
+	Versions  []string   // a plant's versions that do not increase
+}
+
+// decodeCursor is a cursor's 16 bytes (Tx, then Version, big-endian), which
+// compare as the cursors do.
+func decodeCursor(s string) ([]byte, bool) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return b, err == nil && len(b) == 16
+}
+
+// checkFeed holds the pages, in the order they came, against the final
+// reads: the cursors increase strictly across the whole follow (every
+// change comes once, none behind one already given), each page's next is
+// its last change's cursor (its after when empty), a plant's versions
+// increase, and the changes applied in order give the final reads.
+func checkFeed(pages []FeedPage, reads map[int64]finalRead, wall func(time.Duration) time.Time) FeedReport {
+	rep := FeedReport{Checked: true, Pages: len(pages)}
+	m := mirror{}
+	var last []byte
+	lastText := ""
+	versions := map[int64]int64{}
+	for pi, p := range pages {
+		want := p.After
+		for _, fc := range p.Changes {
+			rep.Changes++
+			want = fc.Cursor
+			cur, ok := decodeCursor(fc.Cursor)
+			if !ok {
+				rep.Malformed = append(rep.Malformed, fmt.Sprintf("id %d: cursor %q on page %d from %s", fc.ID, fc.Cursor, pi, p.Replica))
+				continue
+			}
+			if last != nil {
+				switch bytes.Compare(cur, last) {
+				case 0:
+					rep.Order = append(rep.Order, fmt.Sprintf("id %d: cursor %s again (page %d from %s)", fc.ID, fc.Cursor, pi, p.Replica))
+				case -1:
+					rep.Order = append(rep.Order, fmt.Sprintf("id %d: cursor %s steps back from %s (page %d from %s)", fc.ID, fc.Cursor, lastText, pi, p.Replica))
+				}
+			}
+			if last == nil || bytes.Compare(cur, last) > 0 {
+				last, lastText = cur, fc.Cursor
+			}
+			c, bad := parseChange(fc.Type, fc.Timestamp, fc.ID, fc.Version, fc.Plant)
+			if bad != "" {
+				rep.Malformed = append(rep.Malformed, fmt.Sprintf("id %d: change at %s: %s", fc.ID, fc.Cursor, bad))
+				continue
+			}
+			if v, ok := versions[c.ID]; ok && c.Version <= v {
+				rep.Versions = append(rep.Versions, fmt.Sprintf("id %d: version %d after version %d (cursor %s)", c.ID, c.Version, v, fc.Cursor))
+			}
+			versions[c.ID] = max(versions[c.ID], c.Version)
+			m.apply(c)
+		}
+		if p.Next != want {
+			rep.Next = append(rep.Next, fmt.Sprintf("page %d from %s after %q: next %q, want %q", pi, p.Replica, p.After, p.Next, want))
+		}
+	}
+	rep.Mirror = compareMirror("the feed's mirror", m, reads, wall)
+	return rep
+}
+
+// complete reports whether the feed's mirror is the final reads.
+func (rep FeedReport) complete() bool { return len(rep.Mirror.Differ) == 0 }
+
+// violate records what broke the feed's properties, naming an id.
+func (rep FeedReport) violate(c *Cluster) {
+	if !rep.Checked {
+		return
+	}
+	if rep.Failure != "" {
+		c.Violate("change feed: %s", rep.Failure)
+	}
+	report := func(what string, lines []string) {
+		for i, l := range lines {
+			if i == 5 {
+				c.Violate("change feed: %s: and %d more", what, len(lines)-i)
+				return
+			}
+			c.Violate("change feed: %s: %s", what, l)
+		}
+	}
+	report("the mirror is not the final read", rep.Mirror.Differ)
+	report("malformed", rep.Malformed)
+	report("cursors out of order", rep.Order)
+	report("a page's next", rep.Next)
+	report("versions out of order", rep.Versions)
+}
+
+// String is the report's summary lines.
+func (rep FeedReport) String() string {
+	if !rep.Checked {
+		return "change feed: not checked"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "change feed: %d changes in %d pages; failed calls retried: %d; ", rep.Changes, rep.Pages, rep.Retried)
+	if rep.CaughtUp {
+		fmt.Fprintf(&b, "caught up in an end's follow of %s\n", rep.Follow.Round(100*time.Millisecond))
+	} else {
+		fmt.Fprintf(&b, "NOT caught up within %s\n", rep.Follow.Round(100*time.Millisecond))
+	}
+	fmt.Fprintf(&b, "  mirror against the final reads: %d ids compared, %d differ, %d changed after their final read (not compared); cursors out of order: %d; wrong nexts: %d; versions out of order: %d; malformed: %d",
+		rep.Mirror.Compared, len(rep.Mirror.Differ), rep.Mirror.Late, len(rep.Order), len(rep.Next), len(rep.Versions), len(rep.Malformed))
+	return b.String()
+}

@@ -1,0 +1,137 @@
+package chaos
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cursorOf is the feed's text of the cursor (tx, version).
+func cursorOf(tx uint64, version int64) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], tx)
+	binary.BigEndian.PutUint64(b[8:], uint64(version))
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// feedChange is the feed's change of p (or p's id, for plant.deleted) at
+// version v in transaction tx, committed at d.
+func feedChange(typ string, p Plant, tx uint64, v int64, d time.Duration) FeedChange {
+	c := FeedChange{Cursor: cursorOf(tx, v), Type: typ, ID: p.ID, Version: v, Timestamp: stamp(d)}
+	if typ != typeDeleted {
+		c.Plant = &plantJSON{ID: p.ID, Name: p.Name, Tag: p.Tag}
+	}
+	return c
+}
+
+// page is a page after after, its next the last change's cursor.
+func page(after string, changes ...FeedChange) FeedPage {
+	next := after
+	if len(changes) > 0 {
+		next = changes[len(changes)-1].Cursor
+	}
+	return FeedPage{Replica: "r0", After: after, Next: next, Changes: changes}
+}
+
+// TestCheckFeed: a follow whose cursors increase (by transaction, then
+// version: a later transaction may hold a smaller version) and whose
+// changes give the final reads passes; a duplicate, a step back, a wrong
+// next, a plant's versions out of order and a mirror that is not the final
+// reads are each found, naming the id.
+func TestCheckFeed(t *testing.T) {
+	ms := time.Millisecond
+	ops, p, q, r := eventHistory()
+	reads := finalReads(ops)
+	c1 := feedChange(typeCreated, p, 10, 1, ms)
+	c5 := feedChange(typeCreated, r, 10, 5, ms) // id 2's create, the same transaction
+	c2 := feedChange(typeUpdated, q, 11, 2, 11*ms)
+	c6 := feedChange(typeDeleted, Plant{ID: 2}, 12, 6, 11*ms)
+	c3 := feedChange(typeDeleted, Plant{ID: 1}, 13, 3, 21*ms) // a later transaction, a smaller version
+	c4 := feedChange(typeCreated, p, 14, 4, 31*ms)
+	clean := []FeedPage{
+		page("", c1, c5),
+		page(c5.Cursor, c2, c6),
+		page(c6.Cursor),
+		page(c6.Cursor, c3, c4),
+		page(c4.Cursor),
+	}
+	violations := func(rep FeedReport) []string {
+		c := &Cluster{}
+		rep.violate(c)
+		return c.Violations()
+	}
+
+	t.Run("clean", func(t *testing.T) {
+		rep := checkFeed(clean, reads, wallOf)
+		if rep.Pages != 5 || rep.Changes != 6 || rep.Mirror.Compared != 2 || !rep.complete() {
+			t.Fatalf("report %+v, want 5 pages, 6 changes, 2 ids compared, complete", rep)
+		}
+		if v := violations(rep); len(v) != 0 {
+			t.Fatalf("violations %q", v)
+		}
+	})
+	t.Run("a cursor steps back", func(t *testing.T) {
+		back := feedChange(typeDeleted, Plant{ID: 1}, 11, 3, 21*ms) // before c6's transaction
+		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, c2, c6), page(c6.Cursor, back, c4)}
+		rep := checkFeed(pages, reads, wallOf)
+		want := []string{"id 1: cursor " + back.Cursor + " steps back from " + c6.Cursor + " (page 2 from r0)"}
+		if !slices.Equal(rep.Order, want) {
+			t.Fatalf("order %q, want %q", rep.Order, want)
+		}
+		if v := violations(rep); len(v) != 1 || !strings.Contains(v[0], "cursors out of order: id 1:") {
+			t.Fatalf("violations %q", v)
+		}
+	})
+	t.Run("a cursor again", func(t *testing.T) {
+		pages := slices.Clone(clean)
+		pages[3] = page(c2.Cursor, c6, c3, c4) // resumed from an older next: c6 again
+		rep := checkFeed(pages, reads, wallOf)
+		want := []string{"id 2: cursor " + c6.Cursor + " again (page 3 from r0)"}
+		if !slices.Equal(rep.Order, want) {
+			t.Fatalf("order %q, want %q", rep.Order, want)
+		}
+		if !slices.Equal(rep.Versions, []string{"id 2: version 6 after version 6 (cursor " + c6.Cursor + ")"}) {
+			t.Fatalf("versions %q", rep.Versions)
+		}
+	})
+	t.Run("a plant's versions out of order", func(t *testing.T) {
+		old := feedChange(typeUpdated, q, 13, 1, 21*ms) // id 1's version 1 again, in a later transaction
+		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, c2, c6, old)}
+		rep := checkFeed(pages, reads, wallOf)
+		if want := []string{"id 1: version 1 after version 2 (cursor " + old.Cursor + ")"}; !slices.Equal(rep.Versions, want) || len(rep.Order) != 0 {
+			t.Fatalf("versions %q, order %q; want %q, none", rep.Versions, rep.Order, want)
+		}
+	})
+	t.Run("a page's next", func(t *testing.T) {
+		pages := slices.Clone(clean)
+		pages[2].Next = c2.Cursor // an empty page must give its after back
+		rep := checkFeed(pages, reads, wallOf)
+		if len(rep.Next) != 1 || !strings.HasPrefix(rep.Next[0], "page 2 from r0 after ") {
+			t.Fatalf("next %q", rep.Next)
+		}
+	})
+	t.Run("the mirror is not the final read", func(t *testing.T) {
+		pages := slices.Clone(clean)
+		pages[3] = page(c6.Cursor, c3) // c4, id 1's create, never came
+		rep := checkFeed(pages, reads, wallOf)
+		want := []string{"id 1: final read p1-0/green, the feed's mirror has absent (newest change plant.deleted version 3)"}
+		if !slices.Equal(rep.Mirror.Differ, want) || rep.complete() {
+			t.Fatalf("mirror differs %q, want %q", rep.Mirror.Differ, want)
+		}
+		if v := violations(rep); len(v) != 1 || !strings.Contains(v[0], "change feed: the mirror is not the final read: id 1:") {
+			t.Fatalf("violations %q", v)
+		}
+	})
+	t.Run("a malformed cursor", func(t *testing.T) {
+		bad := c4
+		bad.Cursor = "not-a-cursor"
+		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, bad)}
+		rep := checkFeed(pages, reads, wallOf)
+		if len(rep.Malformed) != 1 || !strings.HasPrefix(rep.Malformed[0], `id 1: cursor "not-a-cursor"`) {
+			t.Fatalf("malformed %q", rep.Malformed)
+		}
+	})
+}
