@@ -134,9 +134,10 @@ func testChangeFeed(t *testing.T, cfg config) {
 }
 
 // feedCursor reads a cursor's text. The text is opaque and its order is
-// not the cursors' order (base64url's alphabet is not in byte order: a
-// PostgreSQL transaction id of 0x2dd spells "t0" after 0x2db's "ts"), so
-// tests compare what it decodes to.
+// not the cursors' order (base64url's alphabet is not in byte order: the
+// text of PostgreSQL transaction 0x2dd has "t0" where 0x2db's has "ts",
+// so the later transaction's text sorts first), so tests compare what it
+// decodes to.
 func feedCursor(t *testing.T, s string) outbox.Cursor {
 	t.Helper()
 	c, err := plants.ParseCursor("cursor", s)
