@@ -66,6 +66,13 @@ type ChangeLog interface {
 	PruneChanges(ctx context.Context, before time.Time) (int, error)
 }
 
+// PruneInterval is how often a store prunes what it keeps for a retention:
+// a tenth of it, at most a minute (and at least a millisecond, a ticker's
+// need), so that nothing outlives its window by more than a tenth of it.
+func PruneInterval(retention time.Duration) time.Duration {
+	return max(min(retention/10, time.Minute), time.Millisecond)
+}
+
 // ErrCursorGone means the cursor is older than the retention window: the
 // changes after it were pruned. The follower lists again and follows from
 // the listing's cursor.

@@ -3,7 +3,6 @@ package plants
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -201,20 +200,9 @@ func appendChange(b []byte, rec outbox.Record) []byte {
 // repeated one or a malformed value is a *BadRequestError naming it.
 func parseChangesQuery(raw string) (changesQuery, error) {
 	q := changesQuery{limit: DefaultChangesLimit}
-	values, err := url.ParseQuery(raw)
+	values, err := parseQuery(raw, "after", "limit", "wait")
 	if err != nil {
-		return q, badRequest("query string is malformed: " + err.Error())
-	}
-	for _, name := range [...]string{"after", "limit", "wait"} {
-		v := values[name]
-		if n := len(v); n > 1 {
-			return q, badRequest(`query parameter "` + name + `" is given ` + strconv.Itoa(n) + " times; give it at most once")
-		}
-		if len(v) == 1 {
-			if err := checkText(`query parameter "`+name+`"`, v[0]); err != nil {
-				return q, err
-			}
-		}
+		return q, err
 	}
 	if v, ok := values["after"]; ok {
 		if q.after, err = ParseCursor(`query parameter "after"`, v[0]); err != nil {

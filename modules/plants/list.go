@@ -73,20 +73,9 @@ func parseListQuery(raw string) (plant.ListQuery, error) {
 	if raw == "" {
 		return q, nil
 	}
-	values, err := url.ParseQuery(raw)
+	values, err := parseQuery(raw, "limit", "after", "tag")
 	if err != nil {
-		return q, badRequest("query string is malformed: " + err.Error())
-	}
-	for _, name := range [...]string{"limit", "after", "tag"} {
-		v := values[name]
-		if n := len(v); n > 1 {
-			return q, badRequest(`query parameter "` + name + `" is given ` + strconv.Itoa(n) + " times; give it at most once")
-		}
-		if len(v) == 1 {
-			if err := checkText(`query parameter "`+name+`"`, v[0]); err != nil {
-				return q, err
-			}
-		}
+		return q, err
 	}
 	if v, ok := values["limit"]; ok {
 		if q.Limit, err = parseLimit(v[0]); err != nil {

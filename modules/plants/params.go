@@ -3,6 +3,7 @@ package plants
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -90,4 +91,27 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// parseQuery reads a raw query string whose parameters named are each
+// given at most once, as valid text; other parameters are ignored. A
+// malformed string, a repeated parameter or a malformed value is a
+// *BadRequestError naming it.
+func parseQuery(raw string, names ...string) (url.Values, error) {
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, badRequest("query string is malformed: " + err.Error())
+	}
+	for _, name := range names {
+		v := values[name]
+		if n := len(v); n > 1 {
+			return nil, badRequest(`query parameter "` + name + `" is given ` + strconv.Itoa(n) + " times; give it at most once")
+		}
+		if len(v) == 1 {
+			if err := checkText(`query parameter "`+name+`"`, v[0]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return values, nil
 }

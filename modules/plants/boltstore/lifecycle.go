@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // Open only builds: it opens and upgrades the file but spawns nothing. The
@@ -48,19 +50,12 @@ type pruner struct {
 	done   chan struct{}      // closed when it ends
 }
 
-// pruneInterval is how often a store prunes what it keeps for its
-// retention: a tenth of it, at most a minute, so that nothing outlives its
-// window by more than a tenth of it.
-func pruneInterval(retention time.Duration) time.Duration {
-	return min(retention/10, time.Minute)
-}
-
 // prune removes, at every interval, the changes and the delivered events
 // committed before the retention window. A failed prune (a full disk, a
 // write timing out under load) is tried again at the next tick.
 func (s *Store) prune(ctx context.Context) {
 	defer close(s.pruner.done)
-	tick := time.NewTicker(pruneInterval(s.cfg.ChangesRetention))
+	tick := time.NewTicker(outbox.PruneInterval(s.cfg.ChangesRetention))
 	defer tick.Stop()
 	for {
 		select {

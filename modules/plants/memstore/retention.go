@@ -3,6 +3,8 @@ package memstore
 import (
 	"context"
 	"time"
+
+	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // Options are the memory store's settings.
@@ -43,16 +45,9 @@ func (s *Store) Start(context.Context) error {
 	return nil
 }
 
-// pruneInterval is how often a store prunes what it keeps for retention:
-// a tenth of it, at most a minute, so that nothing outlives its window by
-// more than a tenth.
-func pruneInterval(retention time.Duration) time.Duration {
-	return min(retention/10, time.Minute)
-}
-
 func (s *Store) prune(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
-	tick := time.NewTicker(pruneInterval(s.opts.ChangesRetention))
+	tick := time.NewTicker(outbox.PruneInterval(s.opts.ChangesRetention))
 	defer tick.Stop()
 	for {
 		select {

@@ -288,7 +288,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 // prune removes, every pruneEvery, the change log's records and the
 // outbox's delivered events older than the retention.
 func (s *Store) prune(ctx context.Context) {
-	ticker := time.NewTicker(pruneEvery(s.retention))
+	ticker := time.NewTicker(outbox.PruneInterval(s.retention))
 	defer ticker.Stop()
 	for {
 		select {
@@ -304,8 +304,3 @@ func (s *Store) prune(ctx context.Context) {
 	}
 }
 
-// pruneEvery is the pruning's period: a tenth of the retention, at most a
-// minute.
-func pruneEvery(retention time.Duration) time.Duration {
-	return max(min(retention/10, time.Minute), time.Millisecond)
-}
