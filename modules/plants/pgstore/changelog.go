@@ -303,4 +303,3 @@ func (s *Store) prune(ctx context.Context) {
 		_, _ = s.Outbox().Prune(ctx, before)
 	}
 }
-
