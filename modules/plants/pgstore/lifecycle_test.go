@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -38,7 +39,14 @@ func TestNewBuildsStartStarts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, lanes := runningLanes(), createLanes(DefaultMaxConns); n != lanes {
+	// A lane shows in the goroutines' stacks once it is scheduled, not as
+	// Start returns: wait for as many as one Start makes, then count them
+	// all (a second Start's would be there too by then).
+	lanes := createLanes(DefaultMaxConns)
+	for deadline := time.Now().Add(10 * time.Second); runningLanes() < lanes && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runningLanes(); n != lanes {
 		t.Fatalf("Start twice started %d create lanes, want %d", n, lanes)
 	}
 	if err := createErr(s, plant.Plant{ID: 1, Name: "a"}); err != nil {
