@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,12 +48,17 @@ ORDER BY c.tx, c.version`
   (SELECT tx::text FROM plant_changes WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, version DESC LIMIT 1),
   (SELECT version FROM plant_changes WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, version DESC LIMIT 1),
   (SELECT tx::text FROM plant_changes_pruned), (SELECT version FROM plant_changes_pruned)`
-	// pruneChangesSQL removes at most $2 changes committed before $1, the
-	// oldest first, and keeps the newest removed cursor if it is past the
-	// one kept.
-	pruneChangesSQL = `WITH removed AS (
-  DELETE FROM plant_changes WHERE version IN (SELECT version FROM plant_changes WHERE at < $1 ORDER BY at LIMIT $2)
-  RETURNING tx, version
+	// pruneChangesSQL removes, of the $2 oldest changes in cursor order
+	// (the log's index, an order that follows the commits' times), those
+	// committed before $1, and keeps the newest removed cursor if it is
+	// past the one kept. A change it leaves, younger than an older one
+	// removed, stays until a later prune: a follower behind the pruned
+	// cursor is told it is gone either way.
+	pruneChangesSQL = `WITH oldest AS (
+  SELECT tx, version FROM (SELECT tx, version, at FROM plant_changes ORDER BY tx, version LIMIT $2) o WHERE at < $1
+), removed AS (
+  DELETE FROM plant_changes c USING oldest WHERE (c.tx, c.version) = (oldest.tx, oldest.version)
+  RETURNING c.tx, c.version
 ), newest AS (
   SELECT tx, version FROM removed ORDER BY tx DESC, version DESC LIMIT 1
 ), kept AS (
@@ -61,6 +67,19 @@ ORDER BY c.tx, c.version`
   WHERE (plant_changes_pruned.tx, plant_changes_pruned.version) < (excluded.tx, excluded.version)
 )
 SELECT count(*) FROM removed`
+	// pruneHeadsSQL removes, of the $2 plant heads after plant $1 in id
+	// order, those below every running transaction's id: any change to
+	// come has a greater id of its own, whenever the test is made. It
+	// returns the last id it read (NULL past the end) and how many it
+	// removed.
+	pruneHeadsSQL = `WITH page AS (
+  SELECT plant_id FROM plant_heads WHERE plant_id > $1 ORDER BY plant_id LIMIT $2
+), removed AS (
+  DELETE FROM plant_heads h USING page
+  WHERE h.plant_id = page.plant_id AND h.tx < pg_snapshot_xmin(pg_current_snapshot())
+  RETURNING h.plant_id
+)
+SELECT (SELECT max(plant_id) FROM page), (SELECT count(*) FROM removed)`
 	// notifyChannel is the channel notified at every change (see notifySQL).
 	notifyChannel = "plantstore_changes"
 )
@@ -171,7 +190,7 @@ func (s *Store) Head(ctx context.Context) (outbox.Cursor, error) {
 func (s *Store) Wait() <-chan struct{} { return s.changed.wait() }
 
 // PruneChanges implements outbox.ChangeLog, in statements of at most
-// pruneBatch changes.
+// pruneBatch changes, the oldest first.
 func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
@@ -183,6 +202,25 @@ func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error)
 		if n < pruneBatch {
 			return total, nil
 		}
+	}
+}
+
+// pruneHeads removes the plant heads no change to come needs, in
+// statements of at most pruneBatch heads, and says how many it removed.
+func (s *Store) pruneHeads(ctx context.Context) (int, error) {
+	total := 0
+	var after int64 = math.MinInt64
+	for {
+		var last *int64
+		var n int
+		if err := s.pool.QueryRow(ctx, pruneHeadsSQL, after, pruneBatch).Scan(&last, &n); err != nil {
+			return total, failed("prune plant heads", err)
+		}
+		total += n
+		if last == nil {
+			return total, nil
+		}
+		after = *last
 	}
 }
 
@@ -300,6 +338,7 @@ func (s *Store) prune(ctx context.Context) {
 		// A failure is retried at the next tick: what is left to prune
 		// waits, and takes nothing from anyone meanwhile.
 		_, _ = s.PruneChanges(ctx, before)
+		_, _ = s.pruneHeads(ctx)
 		_, _ = s.Outbox().Prune(ctx, before)
 	}
 }

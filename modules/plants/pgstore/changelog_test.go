@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -114,6 +115,146 @@ WHERE datname = current_database() AND application_name = 'plantstore' AND wait_
 		if !recs[i-1].Cursor.Less(recs[i].Cursor) {
 			t.Fatalf("cursors out of order: %+v then %+v", recs[i-1].Cursor, recs[i].Cursor)
 		}
+	}
+}
+
+// A transaction that took its id (at its first write) before waiting for
+// another transaction's change of one of its plants commits after it: its
+// change comes after that one in the feed too, with the greater version.
+// Here the waiting transaction first creates an unrelated plant, as a
+// batched create does, then changes plant 1, which the other transaction
+// changed and holds uncommitted.
+func TestAChangeThatWaitedForAnotherComesAfterIt(t *testing.T) {
+	replace := func(name string) (string, []any) {
+		return replaceStatement.plain, []any{int64(1), name, (*string)(nil)}
+	}
+	create := func(name string) (string, []any) {
+		return batchSQL, []any{[]int64{1}, []string{name}, []*string{nil}}
+	}
+	deletion := func(string) (string, []any) { return deleteStatement.plain, []any{int64(1)} }
+	for _, tc := range []struct {
+		name          string
+		first, second func(name string) (string, []any)
+		want          []string // plant 1's changes in feed order
+	}{
+		{"create after delete", deletion, create, []string{"plant.created 1", "plant.deleted 1", "plant.created 1"}},
+		{"replace after replace", replace, replace, []string{"plant.created 1", "plant.updated 1", "plant.updated 1"}},
+		{"delete after replace", replace, deletion, []string{"plant.created 1", "plant.updated 1", "plant.deleted 1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := pgtest.NewMigratedDatabase(t, plantsSchema)
+			s := openStore(t, Config{URL: url})
+			if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
+				t.Fatal(err)
+			}
+			session := func() *pgx.Conn {
+				conn, err := pgx.Connect(ctx, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { conn.Close(ctx) })
+				return conn
+			}
+			waiterConn, otherConn := session(), session()
+			waiter, err := waiterConn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = waiter.Rollback(ctx) }()
+			// The waiting transaction's first write gives it the older id.
+			if _, err := waiter.Exec(ctx, batchSQL, []int64{2}, []string{"unrelated"}, []*string{nil}); err != nil {
+				t.Fatal(err)
+			}
+			other, err := otherConn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = other.Rollback(ctx) }()
+			sql, args := tc.first("other")
+			if tag, err := other.Exec(ctx, sql, args...); err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("the other transaction's change = %v, %v; want one row", tag, err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				sql, args := tc.second("waiter")
+				tag, err := waiter.Exec(ctx, sql, args...)
+				if err == nil && tag.RowsAffected() != 1 {
+					err = errors.New("the waiting change changed nothing: " + tag.String())
+				}
+				done <- err
+			}()
+			waitFor(t, "the change waiting for the other transaction", func() bool {
+				return queryInt(t, url, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'transactionid'`,
+					waiterConn.PgConn().PID()) == 1
+			})
+			if err := other.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if err := waiter.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var ofPlant []outbox.Record
+			for _, r := range changesOf(t, s, outbox.Cursor{}) {
+				if r.Plant.ID == 1 {
+					ofPlant = append(ofPlant, r)
+				}
+			}
+			if got := spellRecords(ofPlant); !slices.Equal(got, tc.want) {
+				t.Fatalf("plant 1's changes in feed order: %v, want %v", got, tc.want)
+			}
+			for i := 1; i < len(ofPlant); i++ {
+				if ofPlant[i].Version <= ofPlant[i-1].Version || !ofPlant[i-1].Cursor.Less(ofPlant[i].Cursor) {
+					t.Fatalf("plant 1's change %d (version %d, cursor %+v) after version %d, cursor %+v: want both greater",
+						i, ofPlant[i].Version, ofPlant[i].Cursor, ofPlant[i-1].Version, ofPlant[i-1].Cursor)
+				}
+			}
+		})
+	}
+}
+
+// The pruner removes the plant heads below every running transaction's
+// id, and keeps those a change to come may still need.
+func TestPruneHeadsKeepsWhatARunningTransactionNeeds(t *testing.T) {
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+	s := openStore(t, Config{URL: url})
+	for id := int64(1); id <= 3; id++ {
+		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "fern"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	running, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = running.Rollback(ctx) }()
+	if _, err := running.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil { // takes an id
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, 2); err != nil { // a head above the running transaction's id
+		t.Fatal(err)
+	}
+	if n, err := s.pruneHeads(ctx); err != nil || n != 2 {
+		t.Fatalf("pruneHeads with a transaction running = %d, %v; want the 2 heads below it removed", n, err)
+	}
+	if n := queryInt(t, url, `SELECT count(*) FROM plant_heads WHERE plant_id = 2`); n != 1 {
+		t.Fatalf("the deleted plant's head: %d rows, want it kept while an older transaction runs", n)
+	}
+	if err := running.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.pruneHeads(ctx); err != nil || n != 1 {
+		t.Fatalf("pruneHeads after = %d, %v; want the last head removed", n, err)
+	}
+	if n := queryInt(t, url, `SELECT count(*) FROM plant_heads`); n != 0 {
+		t.Fatalf("%d heads left, want none", n)
 	}
 }
 

@@ -20,6 +20,15 @@ import (
 // before the wait) draws its version after the delete drew its own, so of
 // two changes of one plant the later always has the greater version.
 //
+// The log's tx, which orders the feed, is the greater of the transaction's
+// id and the plant's previous change's tx, read from plant_heads by the
+// upsert that records this change's: the upsert waits for a concurrent
+// change of the plant and then sees what it committed (a query would read
+// the statement's snapshot, taken before the wait). A transaction gets its
+// id at its first write, which in a batched create can come before a wait
+// for another transaction's change of one of its plants: without the
+// plant's head, the later change would come first in the feed.
+//
 // The followers of every replica are woken by a notification on
 // plantstore_changes (see ChangeLog.Wait), which the process sends once
 // the change has committed, in a transaction of its own that waits for no
@@ -39,8 +48,11 @@ import (
 // with their versions and times (see queryCommitted); no row when nothing
 // changed, and then it logs nothing.
 func changeSQL(cte, written string, kind outbox.Kind, hook string) string {
-	sql := cte + `, logged AS (INSERT INTO plant_changes (version, kind, plant_id, name, tag)
-SELECT nextval('plant_versions'), ` + strconv.Itoa(int(kind)) + `, id, name, tag FROM ` + written + `
+	sql := cte + `, head AS (INSERT INTO plant_heads (plant_id, tx)
+SELECT id, pg_current_xact_id() FROM ` + written + `
+ON CONFLICT (plant_id) DO UPDATE SET tx = greatest(plant_heads.tx, excluded.tx)
+RETURNING plant_id, tx), logged AS (INSERT INTO plant_changes (tx, version, kind, plant_id, name, tag)
+SELECT head.tx, nextval('plant_versions'), ` + strconv.Itoa(int(kind)) + `, id, name, tag FROM ` + written + ` JOIN head ON head.plant_id = id
 RETURNING plant_id, kind, version, at)`
 	if hook != "" {
 		sql += `, hook AS (` + hook + `)`

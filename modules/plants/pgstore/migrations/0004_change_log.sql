@@ -1,30 +1,42 @@
 -- Every change of a plant, logged in the change's own statement (a
 -- data-modifying CTE), whether or not webhooks are configured: the change
--- feed follows this table. version comes from one sequence shared by every
--- replica, drawn after the plant's row was written, so that of two changes
--- of one plant the later has the greater version. tx is the writing
--- transaction's id: the feed shows a change only once every transaction
--- older than it has ended (tx < the snapshot's xmin), so that no change
--- appears behind a cursor already given out. The sequence belongs to the
+-- feed follows this table, in (tx, version) order, its one index. version
+-- comes from one sequence shared by every replica, drawn after the plant's
+-- row was written, so that of two changes of one plant the later has the
+-- greater version. tx orders the feed: the feed shows a change only once
+-- every transaction with an id up to its tx has ended (tx below the
+-- snapshot's xmin), so that no change appears behind a cursor already
+-- given out. It is the writing transaction's id, or the plant's previous
+-- change's tx if greater (plant_heads): a transaction that took its id
+-- before waiting for another change of the same plant commits after it,
+-- and its change must come after it too. The sequence belongs to the
 -- version column: dropping the log drops it, and a TRUNCATE ... RESTART
 -- IDENTITY of the log restarts it.
 CREATE SEQUENCE plant_versions;
 
 CREATE TABLE plant_changes (
-    version  bigint      PRIMARY KEY,
-    tx       xid8        NOT NULL DEFAULT pg_current_xact_id(),
+    version  bigint      NOT NULL,
+    tx       xid8        NOT NULL,
     kind     smallint    NOT NULL,
     plant_id bigint      NOT NULL,
     name     text,
     tag      text,
-    at       timestamptz NOT NULL DEFAULT now()
+    at       timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tx, version)
 );
 
 ALTER SEQUENCE plant_versions OWNED BY plant_changes.version;
 
--- The feed's order, and the pruning's.
-CREATE INDEX plant_changes_tx_version ON plant_changes (tx, version);
-CREATE INDEX plant_changes_at ON plant_changes (at);
+-- Each plant's latest change's tx, written by every change of the plant in
+-- its statement (an upsert, which waits for a concurrent change of the
+-- plant and then reads what it committed, where a query would read its
+-- statement's older snapshot), kept after a delete for a create of the same
+-- id. A row whose tx is below every running transaction's id tells no
+-- future change anything: the pruner removes it.
+CREATE TABLE plant_heads (
+    plant_id bigint PRIMARY KEY,
+    tx       xid8   NOT NULL
+);
 
 -- The newest pruned change's cursor: a follower at or before it has missed
 -- changes. At most one row, none until the first prune.
