@@ -264,11 +264,8 @@ func (w *mirrorWriterSet) wait(t *testing.T) map[string]int {
 
 // mirror is a copy of the store built from a listing and the change feed,
 // checking the feed as it goes: every cursor after the one before (so none
-// repeats), no version of a plant given twice, each page's next its last
-// change's cursor. It applies by version, as docs/changes.md tells a
-// follower to: a change that comes after a newer one of its plant (on
-// postgres, a transaction that took its id before waiting for the plant's
-// other change) is stale and dropped.
+// repeats), a plant's changes in version order, each page's next its last
+// change's cursor.
 type mirror struct {
 	plants   map[int64]string // id: the plant's JSON as the API gives it
 	versions map[int64]int64  // id: the version of the last change applied
@@ -277,7 +274,6 @@ type mirror struct {
 	seen     map[string]bool
 	listed   int
 	applied  int
-	stale    int // changes dropped: older than one applied before
 	pages    int
 	switches int
 	replica  int // the replica it follows on
@@ -400,13 +396,8 @@ func (m *mirror) apply(cursor, typ string, id, version int64, p json.RawMessage)
 		return fmt.Errorf("plant %d: %s version %d has cursor %+v, not after the previous change's %+v", id, typ, version, c, m.last)
 	}
 	before, known := m.versions[id]
-	if known && version == before {
+	if known && version <= before {
 		return fmt.Errorf("plant %d: %s version %d follows version %d of the same plant", id, typ, version, before)
-	}
-	if known && version < before {
-		m.cursor, m.last = cursor, c
-		m.stale++
-		return nil
 	}
 	switch typ {
 	case "plant.created", "plant.updated":
