@@ -104,6 +104,7 @@ type Store struct {
 // The store runs (see changeSQL)
 //
 //	WITH created AS (INSERT INTO plants ... RETURNING id, name, tag),
+//	     head AS (INSERT INTO plant_heads ... RETURNING plant_id, tx),
 //	     logged AS (INSERT INTO plant_changes ... RETURNING plant_id, kind, version, at),
 //	     hook AS (<SQL>)
 //	SELECT plant_id, version, at ... FROM logged
