@@ -44,6 +44,7 @@ type Result struct {
 	Webhooks   WebhookReport
 	Events     EventReport // the envelope endpoint's, when Webhooks.Envelopes is set
 	Feed       FeedReport
+	Cross      CrossReport // the feed's changes against the envelopes
 	Survivor   SurvivorReport
 	Violations []string
 }
@@ -201,6 +202,7 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	reads := finalReads(ops)
 	var events EventReport
 	feedReport := FeedReport{}
+	var cross CrossReport
 	if nemesisErr == nil {
 		if cfg.Webhooks != nil && cfg.Webhooks.Envelopes != nil {
 			logf("waiting for every change's envelope")
@@ -210,6 +212,11 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		logf("following the change feed to its end")
 		feedReport = followToEnd(ctx, feed, reads, c.History.Wall)
 		feedReport.violate(c)
+		if cfg.Webhooks != nil && cfg.Webhooks.Envelopes != nil && feedReport.CaughtUp {
+			logf("holding the feed against the envelopes")
+			cross = crossCheck(ctx, cfg.Webhooks.Envelopes.Requests, feed.Pages(), webhookDrainLimit)
+			cross.violate(c)
+		}
 	}
 	judge(c, ops, faults)
 	survivor := checkSurvivor(ops)
@@ -225,8 +232,8 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		hookReport.CheckLost(ops)
 		hookReport.violate(c)
 	}
-	res := Result{Verdict: v, Webhooks: hookReport, Events: events, Feed: feedReport, Survivor: survivor, Violations: c.Violations()}
-	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, events, feedReport, res.Violations)
+	res := Result{Verdict: v, Webhooks: hookReport, Events: events, Feed: feedReport, Cross: cross, Survivor: survivor, Violations: c.Violations()}
+	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, events, feedReport, cross, res.Violations)
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
 		return res, err
 	}
