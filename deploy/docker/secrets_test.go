@@ -17,10 +17,12 @@ import (
 // token files in it (plantedTokens). Neither their names nor their values
 // may be anywhere in the final image, nor in any layer of the build stage,
 // which is where `COPY . .` puts the build context and what the classic
-// builder keeps as its cache.
+// builder keeps as its cache (built.stage: make docker-build removes its own
+// copy of the stage after the build).
 func TestTokenFilesStayOutOfTheImage(t *testing.T) {
+	t.Parallel()
 	final := image(t)
-	for _, img := range []string{buildStage(t), final} {
+	for _, img := range []string{built.stage, final} {
 		scanned := scanImage(t, img, func(layer, name string) {
 			for planted := range plantedTokens {
 				if name == "src/"+planted || strings.HasSuffix(name, "/"+planted) {
@@ -34,26 +36,6 @@ func TestTokenFilesStayOutOfTheImage(t *testing.T) {
 			t.Errorf("%s: docker save listed %d files; the listing is not what this test expects", img, scanned)
 		}
 	}
-}
-
-// buildStage builds the Dockerfile's build stage from the same checkout
-// as image, tagged so that it can be read, and removes it when the test
-// ends. It is what the classic builder keeps as the build's cache (make
-// docker-build removes it after the build, so it is built again here).
-func buildStage(t *testing.T) string {
-	t.Helper()
-	suffix := randomHex(4)
-	tag := "plantstore-e2e-stage-" + suffix + ":build"
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-	defer cancel()
-	out, err := runDockerNoTimeout(ctx, "build", "--force-rm", "--target", "build",
-		"--build-arg", "VERSION="+built.version, "--build-arg", "REVISION="+built.revision,
-		"--build-arg", "BUILD_ID=stage-"+suffix, "--tag", tag, built.checkout)
-	if err != nil {
-		t.Fatalf("building the build stage: %v\n%s\n%s", err, lastLines(out, 40), pullHint)
-	}
-	t.Cleanup(func() { _, _ = runDocker(context.Background(), "rmi", tag) })
-	return tag
 }
 
 // scanImage reads `docker save` of img: every layer's every file name goes
