@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTokenFilesStayOutOfTheImage: the image is built from a checkout with
@@ -38,12 +39,17 @@ func TestTokenFilesStayOutOfTheImage(t *testing.T) {
 	}
 }
 
+// saveTimeout bounds `docker save` and the scan of what it writes: the
+// build stage is about 700 MB, which a busy machine with a slow storage
+// driver (fuse-overlayfs) takes more than commandTimeout to read.
+const saveTimeout = 10 * time.Minute
+
 // scanImage reads `docker save` of img: every layer's every file name goes
 // to onName, and every file whose content holds a planted token value to
 // onToken. It returns how many files it read.
 func scanImage(t *testing.T, img string, onName func(layer, name string), onToken func(layer, name, token string)) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	save := exec.CommandContext(ctx, "docker", "save", img)
 	out, err := save.StdoutPipe()
