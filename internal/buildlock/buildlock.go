@@ -20,7 +20,11 @@ var path = filepath.Join(os.TempDir(), "plantstore-dockerfile-build.lock")
 // Lock waits for the other builds of the Dockerfile on this machine, then
 // holds the lock until unlock is called (or the process ends).
 func Lock() (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666) //nolint:gosec // G304: the lock file's fixed path
+	return lock(path)
+}
+
+func lock(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666) //nolint:gosec // G304: the lock file's path is ours
 	if err != nil {
 		return nil, err
 	}
