@@ -62,6 +62,7 @@ func scanImage(t *testing.T, img string, onName func(layer, name string), onToke
 		t.Fatal(err)
 	}
 	files := 0
+	finder := newTokenFinder()
 	archive := tar.NewReader(out)
 	for {
 		h, err := archive.Next()
@@ -78,7 +79,7 @@ func scanImage(t *testing.T, img string, onName func(layer, name string), onToke
 		// newer engines); the rest is configuration and manifests.
 		r := bufio.NewReaderSize(archive, 1<<20)
 		if !isTar(r) {
-			if token := findToken(r); token != "" {
+			if token := finder.find(r); token != "" {
 				onToken(h.Name, h.Name, token)
 			}
 			continue
@@ -96,7 +97,7 @@ func scanImage(t *testing.T, img string, onName func(layer, name string), onToke
 			name := strings.TrimPrefix(path.Clean(f.Name), "./")
 			onName(h.Name, name)
 			if f.Typeflag == tar.TypeReg {
-				if token := findToken(layer); token != "" {
+				if token := finder.find(layer); token != "" {
 					onToken(h.Name, name, token)
 				}
 			}
@@ -114,26 +115,40 @@ func isTar(r *bufio.Reader) bool {
 	return err == nil && string(head[257:262]) == "ustar"
 }
 
-// findToken returns the first planted token value r holds, reading it in
-// chunks that overlap by a token's length, so that one split across two
-// chunks is found too.
-func findToken(r io.Reader) string {
-	longest := 0
+// tokenFinder finds the planted token values in what it reads. Its buffers
+// are reused from file to file: an image has tens of thousands of files,
+// most of them small, and two fresh megabytes for each cost minutes.
+type tokenFinder struct {
+	tokens     [][]byte
+	longest    int
+	buf, chunk []byte
+}
+
+func newTokenFinder() *tokenFinder {
+	f := &tokenFinder{chunk: make([]byte, 1<<20)}
 	for _, token := range plantedTokens {
-		longest = max(longest, len(token))
+		f.tokens = append(f.tokens, []byte(token))
+		f.longest = max(f.longest, len(token))
 	}
-	buf := make([]byte, 0, 1<<20)
-	chunk := make([]byte, 1<<20)
+	return f
+}
+
+// find returns the first planted token value r holds, reading it in chunks
+// that overlap by a token's length, so that one split across two chunks is
+// found too.
+func (f *tokenFinder) find(r io.Reader) string {
+	buf := f.buf[:0]
+	defer func() { f.buf = buf[:0] }()
 	for {
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		for _, token := range plantedTokens {
-			if bytes.Contains(buf, []byte(token)) {
-				return token
+		n, err := r.Read(f.chunk)
+		buf = append(buf, f.chunk[:n]...)
+		for _, token := range f.tokens {
+			if bytes.Contains(buf, token) {
+				return string(token)
 			}
 		}
-		if len(buf) > longest {
-			buf = append(buf[:0], buf[len(buf)-longest:]...)
+		if len(buf) > f.longest {
+			buf = append(buf[:0], buf[len(buf)-f.longest:]...)
 		}
 		if err != nil {
 			return ""
