@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/buildlock"
 	"github.com/plantstore/plantstore/internal/testmode"
 )
 
@@ -77,7 +78,15 @@ func TestComposeUp(t *testing.T) {
 		_ = exec.Command("docker", "image", "prune", "--force", "--filter", "label=org.plantstore.build-stage="+id).Run()
 	})
 	// The one command of the README (detached here, so the test goes on).
-	if out, err := compose(20*time.Minute, "up", "-d", "--build"); err != nil {
+	// It builds the Dockerfile in turn with deploy/docker's tests, so that
+	// whichever builds second finds the steps both share in the cache.
+	unlock, err := buildlock.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := compose(20*time.Minute, "up", "-d", "--build")
+	unlock()
+	if err != nil {
 		t.Fatalf("docker-compose up: %v\n%s", err, out)
 	}
 

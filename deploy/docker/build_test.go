@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/buildlock"
 	"github.com/plantstore/plantstore/internal/repo"
 )
 
@@ -35,21 +36,25 @@ var plantedTokens = map[string]string{
 
 const pullHint = "(where the engine cannot pull the base images, run scripts/ci-images.sh first, and again after go.mod or go.sum change)"
 
-// The image is built once per test binary and removed by TestMain, with
-// everything the build made.
+// The image is built once per test binary and shared by every test; TestMain
+// removes it, with everything the build made.
 var built struct {
 	once              sync.Once
 	checkout          string // the copy of the checkout it is built from
 	name, tag         string // IMAGE and IMAGE:VERSION
+	stage             string // the build stage of the same build, tagged
 	version, revision string
 	err               error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, tag := range []string{built.tag, built.name + ":latest"} {
+	for _, tag := range []string{built.tag, built.name + ":latest", built.stage} {
 		if built.name == "" {
 			break
+		}
+		if tag == "" {
+			continue
 		}
 		if _, err := runDocker(context.Background(), "rmi", tag); err != nil && !strings.Contains(err.Error(), "No such image") {
 			fmt.Fprintln(os.Stderr, "removing the test image:", err)
@@ -64,6 +69,13 @@ func TestMain(m *testing.M) {
 // image builds the repository's Dockerfile with `make docker-build`, as a
 // user does, from a copy of the checkout with token files planted in it, and
 // with a version and revision of the test's own; it returns the image's tag.
+//
+// The build stage is built first, on its own and tagged (built.stage), for
+// TestTokenFilesStayOutOfTheImage to read. make docker-build then finds every
+// step of that stage but its BUILD_ID label in the engine's cache, so the
+// program is compiled once, not twice; it still makes and removes a build
+// stage image of its own (the label), which TestBuildLeavesNothingBehind
+// checks is gone.
 func image(t *testing.T) string {
 	t.Helper()
 	requireDocker(t)
@@ -75,9 +87,26 @@ func image(t *testing.T) string {
 		if built.err != nil {
 			return
 		}
+		// In turn with deploy/compose, which builds the same Dockerfile: the
+		// second build finds the steps both share in the cache.
+		unlock, err := buildlock.Lock()
+		if err != nil {
+			built.err = err
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		defer cancel()
-		out, err := runMake(ctx, built.checkout, "docker-build",
+		stage := built.name + "-stage:build"
+		out, err := runDockerNoTimeout(ctx, "build", "--force-rm", "--target", "build",
+			"--build-arg", "VERSION="+built.version, "--build-arg", "REVISION="+built.revision,
+			"--build-arg", "BUILD_ID=stage-"+suffix, "--tag", stage, built.checkout)
+		unlock()
+		if err != nil {
+			built.err = fmt.Errorf("building the build stage: %w\n%s\n%s", err, lastLines(out, 40), pullHint)
+			return
+		}
+		built.stage = stage
+		out, err = runMake(ctx, built.checkout, "docker-build",
 			"IMAGE="+built.name, "VERSION="+built.version, "REVISION="+built.revision)
 		if err != nil {
 			built.err = fmt.Errorf("make docker-build: %w\n%s\n%s", err, lastLines(out, 40), pullHint)
@@ -174,6 +203,7 @@ func runMake(ctx context.Context, dir string, args ...string) (string, error) {
 // The build's images are known by its unique VERSION, which the classic
 // builder records in the history of the stage's RUN step.
 func TestBuildLeavesNothingBehind(t *testing.T) {
+	t.Parallel()
 	image(t)
 	ids := docker(t, "images", "--quiet", "--no-trunc", "--filter", "dangling=true")
 	for id := range strings.FieldsSeq(ids) {

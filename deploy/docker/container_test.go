@@ -27,6 +27,7 @@ const healthTimeout = 2 * time.Minute
 // TestContainer runs the image as the README does and as an orchestrator
 // would: read-only root filesystem, no capabilities, a token, a named volume.
 func TestContainer(t *testing.T) {
+	t.Parallel()
 	tag := image(t)
 	suffix := randomHex(4)
 	name, volume, token := "plantstore-e2e-"+suffix, "plantstore-e2e-"+suffix, "e2e-token-"+randomHex(8)

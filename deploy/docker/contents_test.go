@@ -19,6 +19,7 @@ var engineFiles = map[string]bool{"/.dockerenv": true, "/etc/hostname": true, "/
 // one executable is /plantstore. Someone who gets code execution in the
 // container finds no shell, no package manager and no tool to fetch more.
 func TestImageHasNothingToRunButPlantstore(t *testing.T) {
+	t.Parallel()
 	tag := image(t)
 	id := docker(t, "create", tag)
 	t.Cleanup(func() { _, _ = runDocker(context.Background(), "rm", "--volumes", id) })

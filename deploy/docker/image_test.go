@@ -20,6 +20,7 @@ const maxImageBytes = 30_000_000
 
 // TestImage checks what the Dockerfile promises about the image itself.
 func TestImage(t *testing.T) {
+	t.Parallel()
 	tag := image(t)
 
 	var size int64

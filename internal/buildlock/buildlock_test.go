@@ -1,0 +1,32 @@
+package buildlock
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestLock: while one holder has the lock, another open of the file cannot
+// take it; once unlocked, it can. (On a file of its own: the machine's may
+// be held by a build of the Dockerfile.)
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	unlock, err := lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("flock while Lock holds it: %v, want %v", err, syscall.EWOULDBLOCK)
+	}
+	unlock()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("flock after unlock: %v", err)
+	}
+}
