@@ -84,8 +84,8 @@ test: ## every test (or those of PKGS), with the race detector; ends with the sk
 	$(GO) run $(GOTESTSUM) --format pkgname --post-run-command '$(NO_SKIPS_IN_CI)' -- -race -count=1 -timeout 30m $(PKGS)
 
 # The inner loop: every unit and in-process test; a test that builds the
-# image, starts a control plane, a chaos cluster, Docker or the built binary
-# skips under -short (internal/testmode). Those skips are expected here: the
+# image, starts a control plane, a chaos cluster, a replicated PostgreSQL
+# pair, Docker or the built binary skips under -short (internal/testmode). Those skips are expected here: the
 # summary counts them without listing them, and the CI=true check that make
 # test runs afterwards is left out. A race-detector test binary waits a
 # second before it exits, for reports from goroutines still running; the
