@@ -98,6 +98,7 @@ func TestAdminBodiesAreCappedAndLogLevelIsChecked(t *testing.T) {
 // declares a body and withholds it is cut off after the grace, one that
 // sends it keeps its connection.
 func TestAdminRefusedBodyIsNotAwaited(t *testing.T) {
+	t.Parallel() // a server of its own; the test mostly waits out the server's timeouts
 	cfg := testConfig(t)
 	cfg.HTTP.Limits.ReadTimeout = 10 * time.Minute // far past the hang guard: only the grace can end a withheld body
 	s := startServer(t, cfg)

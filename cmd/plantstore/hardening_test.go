@@ -60,6 +60,7 @@ func assertClosedByServer(t *testing.T, conn net.Conn) {
 // a byte every 100ms, are disconnected at the header timeout, while other
 // clients keep being served.
 func TestSlowlorisIsCutOffAtHeaderTimeout(t *testing.T) {
+	t.Parallel() // a server of its own; the test mostly waits out the server's timeouts
 	cfg := testConfig(t)
 	cfg.HTTP.Limits.ReadHeaderTimeout = 500 * time.Millisecond
 	s := startServer(t, cfg)
@@ -108,6 +109,7 @@ func TestSlowlorisIsCutOffAtHeaderTimeout(t *testing.T) {
 // then dribbles its body gets a 400 at the read timeout, and nothing of the
 // plant is stored.
 func TestSlowBodyIsCutOffAtReadTimeout(t *testing.T) {
+	t.Parallel() // a server of its own; the test mostly waits out the server's timeouts
 	cfg := testConfig(t)
 	cfg.HTTP.Limits.ReadTimeout = time.Second
 	s := startServer(t, cfg)
@@ -382,6 +384,7 @@ func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
 // httpserver.UnreadBodyGrace, not after the 30s read timeout; a client that
 // does send its body keeps its connection.
 func TestRefusedBodiesAreNotAwaited(t *testing.T) {
+	t.Parallel() // a server of its own; the test mostly waits out the server's timeouts
 	cfg := testConfig(t)
 	cfg.Plants.MaxBodyBytes = 100
 	// Far past the hang guard: only the grace can end a withheld body.

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -190,6 +191,31 @@ func (s *testServer) request(t *testing.T, method, path, token, contentType stri
 func (s *testServer) post(t *testing.T, body string) response {
 	t.Helper()
 	return s.do(t, s.request(t, http.MethodPost, "/plants", testToken, "application/json", []byte(body)))
+}
+
+// importAll creates the plants of bodies (NewPlant JSON objects) in one
+// POST /plants:import, whose creates the store takes 256 at a time and
+// commits together, and fails unless every line comes back created, in
+// order.
+func importAll(t *testing.T, s *testServer, bodies []string) {
+	t.Helper()
+	r := s.do(t, s.request(t, http.MethodPost, "/plants:import", testToken, "application/x-ndjson", []byte(strings.Join(bodies, "\n")+"\n")))
+	if r.Status != http.StatusOK {
+		t.Fatalf("import = %d %s", r.Status, r.Body)
+	}
+	results := strings.Split(strings.TrimSuffix(string(r.Body), "\n"), "\n")
+	if len(results) != len(bodies) {
+		t.Fatalf("import: %d results for %d plants", len(results), len(bodies))
+	}
+	for i, line := range results {
+		var res struct {
+			Line   int    `json:"line"`
+			Result string `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &res); err != nil || res.Line != i+1 || res.Result != "created" {
+			t.Fatalf("import: result %q for %s, want line %d created", line, bodies[i], i+1)
+		}
+	}
 }
 
 // assertError checks an Error answer: exact status, JSON content type, and a

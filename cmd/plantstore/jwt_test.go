@@ -243,7 +243,8 @@ func TestJWTWithoutStaticTokens(t *testing.T) {
 	}
 	iss.Publish(key)
 	cfg, err := parseConfig([]string{"--jwt-jwks-url=" + iss.JWKSURL, "--jwt-audience=" + jwtAudience,
-		"--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--store=memory", "--log-level=error"}, io.Discard)
+		"--http-addr=127.0.0.1:0", "--admin-addr=127.0.0.1:0", "--store=memory", "--log-level=error",
+		"--drain-delay=0s"}, io.Discard) // the stop is not what is tested
 	if err != nil {
 		t.Fatalf("JWTs alone: %v", err)
 	}

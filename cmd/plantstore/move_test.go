@@ -28,14 +28,17 @@ func TestMoveBoltToPostgres(t *testing.T) {
 		`{"id":2,"name":"Fílodendro ☘ 🌿 \"quoted\" <&> \\ \t","tag":"日本語"}`,
 		`{"id":-1,"name":"` + strings.Repeat("ü", 1024) + `","tag":"` + strings.Repeat("x", 1024) + `"}`,
 	}
-	for i := range 2500 { // more than two pages of 1000
-		bodies = append(bodies, `{"id":`+strconv.Itoa(1000+i*7)+`,"name":"plant `+strconv.Itoa(i)+`","tag":"t`+strconv.Itoa(i%5)+`"}`)
-	}
 	for _, b := range bodies {
 		if r := from.post(t, b); r.Status != 200 {
 			t.Fatalf("create %s = %d %s", b, r.Status, r.Body)
 		}
 	}
+	var more []string
+	for i := range 2500 { // more than two pages of 1000
+		more = append(more, `{"id":`+strconv.Itoa(1000+i*7)+`,"name":"plant `+strconv.Itoa(i)+`","tag":"t`+strconv.Itoa(i%5)+`"}`)
+	}
+	importAll(t, from, more)
+	bodies = append(bodies, more...)
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "bolt.ndjson"), filepath.Join(dir, "postgres.ndjson")
 	wantCLI(t, from, 0, "", "", "export", "-f", first)

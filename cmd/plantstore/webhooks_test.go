@@ -292,6 +292,7 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 				name = store + "/receiver down"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each case has its receivers, data and processes
 				env := []string{"PLANTSTORE_STORE=bolt", "PLANTSTORE_DATA_DIR=" + t.TempDir()}
 				if store == "postgres" {
 					env = []string{"PLANTSTORE_STORE=postgres", "PLANTSTORE_POSTGRES_URL=" + pgtest.NewDatabase(t)}

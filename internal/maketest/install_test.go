@@ -6,11 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // TestInstallPutsPlantstoreOnGOBIN: make install copies the binary it
 // builds, with its version stamp, to GOBIN, as go install would.
 func TestInstallPutsPlantstoreOnGOBIN(t *testing.T) {
+	testmode.SkipIfShort(t, "builds the binary through make install")
 	dir := t.TempDir()
 	gobin := filepath.Join(dir, "gobin")
 	out, err := runMake(t, []string{"GOBIN=" + gobin}, "install", "BIN="+filepath.Join(dir, "bin", "plantstore"), "VERSION=v9.9.9-test")

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // Pair is a primary with one synchronous streaming standby: a commit on
@@ -27,9 +29,13 @@ type Pair struct {
 }
 
 // NewPair starts a primary and a synchronous standby streaming from it,
-// removed when the test ends. Database db exists on both.
+// removed when the test ends. Database db exists on both. Under -short the
+// test skips: two servers and a base backup take seconds to start, and the
+// tests of a pair wait on replication timeouts besides; there are a dozen
+// such tests, too many for the inner loop's minute. make test runs them.
 func NewPair(t testing.TB, db string) *Pair {
 	t.Helper()
+	testmode.SkipIfShort(t, "starts a PostgreSQL primary and a synchronous standby (pgtest.NewPair)")
 	primary := NewCluster(t)
 	if err := primary.exec("CREATE DATABASE " + db + " TEMPLATE template0"); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)

@@ -1,8 +1,8 @@
 // Package testmode says which tests the inner loop leaves out. `make
 // test-short` (go test -short) runs every unit and in-process test; a test
-// that builds an image, starts a control plane, a chaos cluster, Docker or a
-// child process of the built binary skips there, and `make test` (what CI
-// runs) runs it.
+// that builds an image, starts a control plane, a chaos cluster, a
+// replicated PostgreSQL pair, Docker or a child process of the built binary
+// skips there, and `make test` (what CI runs) runs it.
 package testmode
 
 import "testing"

@@ -500,54 +500,6 @@ func TestRedirectsAreFailuresAndAnswersAreReadOnlySoFar(t *testing.T) {
 	}
 }
 
-// A receiver that is down is probed, not sent every event: after
-// circuitFailures failed attempts in a row its circuit opens, creates go
-// on writing their events, and once a probe gets through every event
-// arrives, those that failed with the id they failed with.
-func TestADownEndpointIsProbedUntilItAnswers(t *testing.T) {
-	secret := webhookstest.NewSecret()
-	r, answer := statusReceiver(t, secret, http.StatusServiceUnavailable)
-	cfg := testConfig()
-	// The first retry's wait is also the circuit's first: probes come
-	// 200 ms, 400 ms, 800 ms... after it opens. No event runs out of
-	// attempts here.
-	cfg.Retries = Schedule{200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond,
-		200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond}
-	s := startSender(t, cfg, endpoint(t, "crm", r.URL, secret))
-	const events = 40
-	for id := range int64(events) {
-		s.create(t, plant.Plant{ID: id + 1, Name: "fern"})
-	}
-	open := s.metrics.circuitOpen.WithLabelValues("crm")
-	waitMetric(t, "the circuit to open", func() bool { return testutil.ToFloat64(open) == 1 })
-	time.Sleep(time.Second) // down for a second more: about two probes
-	answer(http.StatusNoContent)
-
-	reqs := waitFor(t, r, "every event delivered", func([]webhookstest.Request) bool { return len(r.Delivered()) == events })
-	var failed []webhookstest.Request
-	for _, req := range reqs {
-		if req.Status == http.StatusServiceUnavailable {
-			failed = append(failed, req)
-		}
-	}
-	// circuitFailures opened it, one more may have been in flight
-	// (concurrency 2), then the probes: far from one per event.
-	if len(failed) < circuitFailures || len(failed) > circuitFailures+1+4 {
-		t.Errorf("%d attempts failed before the receiver answered, want %d to %d", len(failed), circuitFailures, circuitFailures+5)
-	}
-	delivered := r.Delivered()
-	for _, req := range failed {
-		if _, ok := delivered[req.ID]; !ok {
-			t.Errorf("event %s failed and was never delivered", req.ID)
-		}
-	}
-	waitMetric(t, "the circuit to close", func() bool { return testutil.ToFloat64(open) == 0 })
-	waitMetric(t, "the outbox to empty", func() bool { return pending(t, s) == 0 })
-	if n := testutil.ToFloat64(s.metrics.deadLettered.WithLabelValues("crm")); n != 0 {
-		t.Errorf("%v dead letters, want none", n)
-	}
-}
-
 // A dead letter whose endpoint left the file is not redelivered (pending,
 // it would be dropped as a removed endpoint's event): 409, and it stays
 // listed, across reloads, until its endpoint is back.

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
+	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -87,4 +89,22 @@ func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver) (*bol
 		_ = store.Close()
 	})
 	return store, metrics
+}
+
+// flagDefaults is the dispatcher's configuration as the program's flags
+// leave it by default: the production schedule, concurrency and polling.
+func flagDefaults() Config {
+	var cfg Config
+	cfg.RegisterFlags(flag.NewFlagSet("plantstore", flag.ContinueOnError))
+	return cfg
+}
+
+// createFerns creates plants 1 to n, each writing its event.
+func createFerns(t *testing.T, store *boltstore.Store, n int) {
+	t.Helper()
+	for id := range int64(n) {
+		if res, err := store.Create(context.Background(), plant.Plant{ID: id + 1, Name: "fern"}); err != nil || res != plant.Created {
+			t.Fatalf("Create(%d) = %v, %v", id+1, res, err)
+		}
+	}
 }

@@ -2,15 +2,12 @@ package webhooks
 
 import (
 	"context"
-	"flag"
 	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
 // TestADownEndpointIsProbedOnTheProductionSchedule, on synctest's clock
@@ -22,10 +19,8 @@ import (
 // circuit and every event arrives once.
 func TestADownEndpointIsProbedOnTheProductionSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var cfg Config
-		cfg.RegisterFlags(flag.NewFlagSet("plantstore", flag.ContinueOnError))
 		receiver := &inProcessReceiver{status: http.StatusServiceUnavailable}
-		store, metrics := startInProcess(t, cfg, receiver)
+		store, metrics := startInProcess(t, flagDefaults(), receiver)
 		start := time.Now()
 		open := metrics.circuitOpen.WithLabelValues("crm")
 
@@ -33,11 +28,7 @@ func TestADownEndpointIsProbedOnTheProductionSchedule(t *testing.T) {
 		// claims sixteen (the concurrency) and attempts them at once: all
 		// fail, and the circuit opens on the tenth failure in a row.
 		const events = 40
-		for id := range int64(events) {
-			if res, err := store.Create(context.Background(), plant.Plant{ID: id + 1, Name: "fern"}); err != nil || res != plant.Created {
-				t.Fatalf("Create(%d) = %v, %v", id+1, res, err)
-			}
-		}
+		createFerns(t, store, events)
 		time.Sleep(time.Second)
 		synctest.Wait()
 		first := receiver.received()
@@ -94,6 +85,10 @@ func TestADownEndpointIsProbedOnTheProductionSchedule(t *testing.T) {
 		}
 		if n := testutil.ToFloat64(metrics.deadLettered.WithLabelValues("crm")); n != 0 {
 			t.Fatalf("%v dead letters, want none", n)
+		}
+		stats, err := store.Outbox().Stats(context.Background())
+		if err != nil || stats["crm"].Pending != 0 {
+			t.Fatalf("outbox %+v, %v once every event arrived; want nothing pending", stats, err)
 		}
 	})
 }

@@ -1,16 +1,12 @@
 package webhooks
 
 import (
-	"context"
-	"flag"
 	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
 // TestAFailingEventFollowsTheProductionSchedule, on synctest's clock with
@@ -22,14 +18,10 @@ import (
 // ticker makes each fake hour cost a fraction of a second of the test's.
 func TestAFailingEventFollowsTheProductionSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var cfg Config
-		cfg.RegisterFlags(flag.NewFlagSet("plantstore", flag.ContinueOnError))
 		receiver := &inProcessReceiver{status: http.StatusInternalServerError}
-		store, metrics := startInProcess(t, cfg, receiver)
+		store, metrics := startInProcess(t, flagDefaults(), receiver)
 		start := time.Now()
-		if res, err := store.Create(context.Background(), plant.Plant{ID: 1, Name: "fern"}); err != nil || res != plant.Created {
-			t.Fatalf("Create = %v, %v", res, err)
-		}
+		createFerns(t, store, 1)
 
 		// 5s + 5m + 30m = 35m5s, at most 42m6s with +20%; the next retry
 		// waits 2 h -20% at least.

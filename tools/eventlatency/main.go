@@ -28,14 +28,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,6 +42,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/tools/internal/child"
 )
 
 const token = "eventlatency-token"
@@ -88,12 +88,9 @@ func run(store, dsn string, replicas, rate int, duration, every time.Duration, f
 		return err
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "plantstore")
-	fmt.Fprintln(os.Stderr, "eventlatency: building plantstore")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/plantstore")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build plantstore: %w", err)
+	bin, err := child.Build(work, "eventlatency")
+	if err != nil {
+		return err
 	}
 
 	total := rate * int(duration/time.Second+1)
@@ -124,8 +121,8 @@ func run(store, dsn string, replicas, rate int, duration, every time.Duration, f
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
-		urls = append(urls, srv.url)
+		defer srv.Stop()
+		urls = append(urls, srv.API+"/plants")
 	}
 	fmt.Fprintf(os.Stderr, "eventlatency: %d creates/s for %v on %s (%d process(es)), events to a receiver on %s\n",
 		rate, duration, store, replicas, ln.Addr())
@@ -498,60 +495,18 @@ func deadTuples(db *pgx.Conn) string {
 	return fmt.Sprintf("%12d %13d", outbox, changes)
 }
 
-type server struct {
-	cmd *exec.Cmd
-	url string
-}
-
-// start starts one plantstore process and waits until it is ready.
-func start(bin, store, dsn, dataDir, hooks string) (*server, error) {
-	apiAddr, adminAddr := freeAddr(), freeAddr()
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(),
-		"PLANTSTORE_STORE="+store,
-		"PLANTSTORE_DATA_DIR="+dataDir,
-		"PLANTSTORE_TOKENS="+token,
-		"PLANTSTORE_HTTP_ADDR="+apiAddr,
-		"PLANTSTORE_ADMIN_ADDR="+adminAddr,
-		"PLANTSTORE_DRAIN_DELAY=0s",
-		"PLANTSTORE_WEBHOOKS_FILE="+hooks,
+// start starts one plantstore process and waits until it is ready; its
+// webhooks go to the endpoints of the file hooks, on loopback and http.
+func start(bin, store, dsn, dataDir, hooks string) (*child.Server, error) {
+	env := []string{
+		"PLANTSTORE_STORE=" + store,
+		"PLANTSTORE_DATA_DIR=" + dataDir,
+		"PLANTSTORE_WEBHOOKS_FILE=" + hooks,
 		"PLANTSTORE_WEBHOOKS_ALLOW_PRIVATE=true",
 		"PLANTSTORE_WEBHOOKS_ALLOW_HTTP=true",
-	)
+	}
 	if store == "postgres" {
-		cmd.Env = append(cmd.Env, "PLANTSTORE_POSTGRES_URL="+dsn)
+		env = append(env, "PLANTSTORE_POSTGRES_URL="+dsn)
 	}
-	cmd.Stdout = io.Discard
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, url: "http://" + apiAddr + "/plants"}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + adminAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.stop()
-	return nil, errors.New("plantstore did not become ready within 30 s")
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	_ = s.cmd.Wait()
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return child.Start(bin, token, 30*time.Second, env...)
 }

@@ -16,10 +16,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -28,6 +26,8 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"github.com/plantstore/plantstore/tools/internal/child"
 )
 
 const token = "loadbench-token"
@@ -55,12 +55,9 @@ func run(stores []string, connList string, duration time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "plantstore")
-	fmt.Fprintln(os.Stderr, "loadbench: building plantstore")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/plantstore")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build plantstore: %w", err)
+	bin, err := child.Build(work, "loadbench")
+	if err != nil {
+		return err
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -78,7 +75,7 @@ func run(stores []string, connList string, duration time.Duration) error {
 			res := load(srv.url, c, duration, int64(i+1)<<40)
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%v\t%v\t%d\t%s\t\n", store, c, res.rps, res.p50, res.p99, res.errors, srv.peakRSS())
 		}
-		srv.stop()
+		srv.Stop()
 	}
 	return tw.Flush()
 }
@@ -129,56 +126,28 @@ func (p plan) announce(w io.Writer) {
 		strings.Join(p.stores, ", "), strings.Join(conns, ","), p.duration, p.steps(), time.Duration(p.steps())*p.duration)
 }
 
+// server is a plantstore on one store, with its /plants URL.
 type server struct {
-	cmd *exec.Cmd
+	*child.Server
 	url string
 }
 
 func startServer(bin, store, dataDir string) (*server, error) {
-	apiAddr, adminAddr := freeAddr(), freeAddr()
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(),
-		"PLANTSTORE_STORE="+store,
-		"PLANTSTORE_DATA_DIR="+dataDir,
-		"PLANTSTORE_TOKENS="+token,
-		"PLANTSTORE_HTTP_ADDR="+apiAddr,
-		"PLANTSTORE_ADMIN_ADDR="+adminAddr,
-		"PLANTSTORE_DRAIN_DELAY=0s",
-	)
-	cmd.Stdout = io.Discard
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	srv, err := child.Start(bin, token, 20*time.Second, "PLANTSTORE_STORE="+store, "PLANTSTORE_DATA_DIR="+dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s store: %w", store, err)
 	}
-	s := &server{cmd: cmd, url: "http://" + apiAddr + "/plants"}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + adminAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.stop()
-	return nil, fmt.Errorf("plantstore on %s did not become ready", store)
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	_ = s.cmd.Wait()
+	return &server{Server: srv, url: srv.API + "/plants"}, nil
 }
 
 // resetPeakRSS clears the kernel's high-water mark so that each
 // concurrency's peak is its own (Linux; harmless elsewhere).
 func (s *server) resetPeakRSS() {
-	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0)
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.Cmd.Process.Pid), []byte("5"), 0)
 }
 
 func (s *server) peakRSS() string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Cmd.Process.Pid))
 	if err != nil {
 		return "n/a"
 	}
@@ -189,15 +158,6 @@ func (s *server) peakRSS() string {
 		}
 	}
 	return "n/a"
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 type result struct {
