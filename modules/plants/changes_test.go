@@ -30,6 +30,7 @@ const (
 	cursor3 = "AAAAAAAAAAAAAAAAAAAAAw"
 	cursor4 = "AAAAAAAAAAAAAAAAAAAABA"
 	cursor5 = "AAAAAAAAAAAAAAAAAAAABQ"
+	cursor6 = "AAAAAAAAAAAAAAAAAAAABg"
 )
 
 // The changes of changeScript, as the feed writes them. A bubble's clock
@@ -40,6 +41,7 @@ const (
 	updated1  = `{"cursor":"` + cursor3 + `","type":"plant.updated","id":1,"version":3,"timestamp":"2000-01-01T00:00:02.500Z","plant":{"id":1,"name":"fern","tag":"\"shade\""}}`
 	deleted2  = `{"cursor":"` + cursor4 + `","type":"plant.deleted","id":2,"version":4,"timestamp":"2000-01-01T00:00:03.750Z"}`
 	created7  = `{"cursor":"` + cursor5 + `","type":"plant.created","id":7,"version":5,"timestamp":"2000-01-01T00:01:00.000Z","plant":{"id":7,"name":"moss"}}`
+	created8  = `{"cursor":"` + cursor6 + `","type":"plant.created","id":8,"version":6,"timestamp":"2000-01-01T00:01:00.005Z","plant":{"id":8,"name":"reed"}}`
 	emptyPage = `{"changes":[],"next":"` // + the request's cursor + `"}`
 )
 
@@ -161,9 +163,10 @@ func longPoll(ctx context.Context, api http.Handler, target string) <-chan *http
 }
 
 // TestChangesLongPollAnswersAtTheCommit: a long poll with nothing to give
-// waits, and is answered by the change's commit itself: once every
-// goroutine is blocked the answer is out, which a poll timer (also
-// blocked) could not have done.
+// waits, and is answered by the change's commit itself, changesGather
+// later, with the changes committed meanwhile: once every goroutine is
+// blocked the answer is out, which a poll timer (also blocked, and due
+// only in a second) could not have done.
 func TestChangesLongPollAnswersAtTheCommit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memstore.New()
@@ -180,12 +183,23 @@ func TestChangesLongPollAnswersAtTheCommit(t *testing.T) {
 		if _, err := store.Create(context.Background(), plant.Plant{ID: 7, Name: "moss"}); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(changesGather / 2)
 		synctest.Wait()
 		select {
 		case w := <-answered:
-			assertAnswer(t, w, http.StatusOK, `{"changes":[`+created7+`],"next":"`+cursor5+`"}`)
+			t.Fatalf("answered before the gather was over: %d %s", w.Code, w.Body)
 		default:
-			t.Fatal("the commit did not answer the long poll")
+		}
+		if _, err := store.Create(context.Background(), plant.Plant{ID: 8, Name: "reed"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(changesGather / 2)
+		synctest.Wait()
+		select {
+		case w := <-answered:
+			assertAnswer(t, w, http.StatusOK, `{"changes":[`+created7+`,`+created8+`],"next":"`+cursor6+`"}`)
+		default:
+			t.Fatal("the commit did not answer the long poll, changesGather after it")
 		}
 	})
 }
@@ -267,12 +281,21 @@ func TestChangesStream(t *testing.T) {
 		if _, err := store.Create(context.Background(), plant.Plant{ID: 7, Name: "moss"}); err != nil {
 			t.Fatal(err)
 		}
-		synctest.Wait()
-		want += event(cursor5, "plant.created", created7)
-		if _, body, flushes := w.state(); body != want || flushes != 2 {
-			t.Fatalf("after a commit: %q (%d flushes), want %q, flushed again", body, flushes, want)
+		time.Sleep(changesGather / 2)
+		if _, err := store.Create(context.Background(), plant.Plant{ID: 8, Name: "reed"}); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if _, _, flushes := w.state(); flushes != 1 {
+			t.Fatalf("%d flushes before the gather was over, want 1", flushes)
+		}
+		time.Sleep(changesGather / 2)
+		synctest.Wait()
+		want += event(cursor5, "plant.created", created7) + event(cursor6, "plant.created", created8)
+		if _, body, flushes := w.state(); body != want || flushes != 2 {
+			t.Fatalf("after two commits, changesGather after the first: %q (%d flushes), want %q, flushed again once", body, flushes, want)
+		}
+		time.Sleep(15*time.Second - changesGather)
 		synctest.Wait()
 		want += ": heartbeat\n\n"
 		if _, body, flushes := w.state(); body != want || flushes != 3 {
@@ -291,10 +314,10 @@ func TestChangesStream(t *testing.T) {
 		req.Header.Set("Last-Event-ID", cursor3)
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, req) // ends at once: the server is stopping
-		if want := event(cursor4, "plant.deleted", deleted2) + event(cursor5, "plant.created", created7); rec.Code != http.StatusOK || rec.Body.String() != want {
+		if want := event(cursor4, "plant.deleted", deleted2) + event(cursor5, "plant.created", created7) + event(cursor6, "plant.created", created8); rec.Code != http.StatusOK || rec.Body.String() != want {
 			t.Fatalf("resumed stream, one change a write: %d %q, want 200 %q", rec.Code, rec.Body, want)
 		}
-		req.Header.Set("Last-Event-ID", cursor5)
+		req.Header.Set("Last-Event-ID", cursor6)
 		rec = httptest.NewRecorder()
 		api.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK || rec.Body.String() != "" || !rec.Flushed {

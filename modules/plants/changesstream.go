@@ -107,7 +107,7 @@ func (h *Handlers) awaitChange(wake <-chan struct{}, poll, heartbeat *time.Ticke
 	for {
 		select {
 		case <-wake:
-			return true
+			return h.gather(gone) // with the changes committed right after
 		case <-poll.C:
 			return true
 		case <-heartbeat.C:
