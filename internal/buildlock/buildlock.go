@@ -20,11 +20,14 @@ var path = filepath.Join(os.TempDir(), "plantstore-dockerfile-build.lock")
 // Lock waits for the other builds of the Dockerfile on this machine, then
 // holds the lock until unlock is called (or the process ends).
 func Lock() (unlock func(), err error) {
-	return lock(path)
+	return File(path)
 }
 
-func lock(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666) //nolint:gosec // G304: the lock file's path is ours
+// File takes an exclusive lock on the file at path (made if missing),
+// waiting for another holder, in this process or another; unlock releases
+// it, and so does the process's end.
+func File(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666) //nolint:gosec // G304: the lock file's path is the caller's own
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // be held by a build of the Dockerfile.)
 func TestLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
-	unlock, err := lock(path)
+	unlock, err := File(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/buildlock"
 	"github.com/plantstore/plantstore/internal/repo"
 )
 
@@ -63,7 +63,7 @@ func (m buildModule) binaries() (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(dir + ".lock")
+	unlock, err := buildlock.File(dir + ".lock")
 	if err != nil {
 		return "", err
 	}
@@ -146,19 +146,6 @@ func cacheKey(goBin, src string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-// lockFile takes an exclusive lock on path, waiting for another holder.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644) //nolint:gosec // G304: our cache's lock file
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return func() { _ = f.Close() }, nil // closing releases the lock
 }
 
 // Build builds every program into the cache, or finds it there, and

@@ -28,6 +28,17 @@ func changesOf(t *testing.T, s *Store, after outbox.Cursor) []outbox.Record {
 	return recs
 }
 
+// connect opens a connection of the test's own to url, closed at its end.
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
+}
+
 // spellRecords spells records as kind and plant id.
 func spellRecords(recs []outbox.Record) []string {
 	var out []string
@@ -52,15 +63,7 @@ func TestVersionOfACreateThatWaitedForADelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	const gate = 4242 // an advisory lock the test holds, the trigger waits for
-	session := func() *pgx.Conn {
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close(ctx) })
-		return conn
-	}
-	holder, deleter := session(), session()
+	holder, deleter := connect(t, url), connect(t, url)
 	if _, err := holder.Exec(ctx, `CREATE FUNCTION test_gate() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM pg_advisory_lock_shared(4242); PERFORM pg_advisory_unlock_shared(4242); RETURN NEW; END $$;
 CREATE TRIGGER test_gate BEFORE INSERT ON plants FOR EACH ROW EXECUTE FUNCTION test_gate()`); err != nil {
@@ -147,15 +150,7 @@ func TestAChangeThatWaitedForAnotherComesAfterIt(t *testing.T) {
 			if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
 				t.Fatal(err)
 			}
-			session := func() *pgx.Conn {
-				conn, err := pgx.Connect(ctx, url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { conn.Close(ctx) })
-				return conn
-			}
-			waiterConn, otherConn := session(), session()
+			waiterConn, otherConn := connect(t, url), connect(t, url)
 			waiter, err := waiterConn.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
