@@ -48,7 +48,7 @@ type service struct {
 func TestComposeFile(t *testing.T) {
 	bin := need(t, "docker-compose")
 	cmd := exec.Command(bin, "-f", "docker-compose.yaml", "config")
-	cmd.Env = append(os.Environ(), "PLANTSTORE_TOKENS=", "PLANTSTORE_LB_PORT=", "PLANTSTORE_STATS_PORT=") // the defaults apply
+	cmd.Env = append(os.Environ(), "PLANTSTORE_TOKENS=", "PLANTSTORE_LB_PORT=", "PLANTSTORE_STATS_PORT=", "PLANTSTORE_VERSION=", "PLANTSTORE_REVISION=") // the defaults apply
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("docker-compose config: %v\n%s", err, stderr(err))

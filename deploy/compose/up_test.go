@@ -46,6 +46,12 @@ func TestComposeUp(t *testing.T) {
 			t.Skip("SKIPPED, NOT TESTED: " + msg)
 		}
 	}
+	// Built with the arguments deploy/docker builds with, so that of the two
+	// packages' builds of the Dockerfile the second is all cache.
+	version, revision, err := buildlock.Args()
+	if err != nil {
+		t.Fatal(err)
+	}
 	id := randomHex(t)
 	lbPort, statsPort := freePort(t), freePort(t)
 	project := "plantstore-compose-" + id
@@ -54,6 +60,8 @@ func TestComposeUp(t *testing.T) {
 		"PLANTSTORE_LB_PORT="+strconv.Itoa(lbPort),
 		"PLANTSTORE_STATS_PORT="+strconv.Itoa(statsPort),
 		"PLANTSTORE_BUILD_ID="+id,
+		"PLANTSTORE_VERSION="+version,
+		"PLANTSTORE_REVISION="+revision,
 	)
 	compose := func(timeout time.Duration, args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -77,9 +85,8 @@ func TestComposeUp(t *testing.T) {
 		_ = exec.Command("docker", "rmi", "plantstore:compose").Run()
 		_ = exec.Command("docker", "image", "prune", "--force", "--filter", "label=org.plantstore.build-stage="+id).Run()
 	})
-	// The one command of the README (detached here, so the test goes on).
-	// It builds the Dockerfile in turn with deploy/docker's tests, so that
-	// whichever builds second finds the steps both share in the cache.
+	// The one command of the README (detached here, so the test goes on),
+	// in turn with deploy/docker's build of the Dockerfile.
 	unlock, err := buildlock.Lock()
 	if err != nil {
 		t.Fatal(err)

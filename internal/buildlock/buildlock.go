@@ -1,16 +1,22 @@
 // Package buildlock lets the test packages that build the repository's
-// Dockerfile (deploy/docker, deploy/compose) take turns. go test runs
-// packages in parallel; two builds of the same Dockerfile at once each
-// download the modules and commit the same layers. One after the other, the
-// second finds the steps both share (the base, go.mod and go.sum, the module
-// download, the sources) in the engine's build cache and compiles only what
-// its own build arguments change.
+// Dockerfile (deploy/docker, deploy/compose) take turns, with the same
+// build arguments. go test runs packages in parallel; two builds of the same
+// Dockerfile at once each download the modules and commit the same layers.
+// One after the other and with the same VERSION and REVISION (Args), the
+// second finds every step up to the build stage's label in the engine's
+// build cache: the program is compiled once per checkout, not once per
+// package.
 package buildlock
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
+
+	"github.com/plantstore/plantstore/internal/repo"
 )
 
 // path is shared by every checkout on the machine: they share the engine
@@ -36,4 +42,25 @@ func File(path string) (unlock func(), err error) {
 		return nil, err
 	}
 	return func() { _ = f.Close() }, nil // closing releases the lock
+}
+
+// Args returns the VERSION and REVISION build arguments that every test
+// package building the Dockerfile passes: the checkout's commit, and a
+// version naming it ("e2e-" and the commit's first 12 hex digits). Builds of
+// the same sources with them are cache hits after the first; a change in
+// the working tree still misses at the sources' COPY, as it should.
+func Args() (version, revision string, err error) {
+	root, err := repo.Root()
+	if err != nil {
+		return "", "", err
+	}
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("git rev-parse HEAD: %w", err)
+	}
+	revision = strings.TrimSpace(string(out))
+	if len(revision) < 12 {
+		return "", "", fmt.Errorf("git rev-parse HEAD printed %q, want a commit id", revision)
+	}
+	return "e2e-" + revision[:12], revision, nil
 }

@@ -3,7 +3,9 @@ package buildlock
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -28,5 +30,21 @@ func TestLock(t *testing.T) {
 	unlock()
 	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatalf("flock after unlock: %v", err)
+	}
+}
+
+// TestArgs: the build arguments name the checkout's commit, the same in
+// every package that asks (so that their builds share the cache).
+func TestArgs(t *testing.T) {
+	version, revision, err := Args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(string(out)); revision != want || version != "e2e-"+want[:12] {
+		t.Fatalf("Args() = %q, %q, want e2e-%s, %s", version, revision, want[:12], want)
 	}
 }
