@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,6 +62,34 @@ func TestBoltKeepsPlantsAcrossRestarts(t *testing.T) {
 		if want == http.StatusConflict {
 			assertError(t, r, want)
 		}
+	}
+}
+
+// On bolt the scrape has the group commit's series, counting the
+// program's own writes, and passes promtool: two creates one after the
+// other are two commits of one write each, and an identical retry,
+// answered from a read, is none.
+func TestBoltGroupCommitMetrics(t *testing.T) {
+	promtool := requireProgram(t, "promtool", "apt-get install prometheus")
+	s := startServer(t, boltConfig(t, t.TempDir()))
+	for _, body := range []string{`{"id":1,"name":"Monstera"}`, `{"id":2,"name":"Fern"}`, `{"id":1,"name":"Monstera"}`} {
+		if r := s.post(t, body); r.Status != http.StatusOK {
+			t.Fatalf("POST %s = %d %s", body, r.Status, r.Body)
+		}
+	}
+	text := scrape(t, s, false)
+	for _, series := range []string{
+		"plantstore_bolt_commits_total 2",
+		"plantstore_bolt_writes_committed_total 2",
+	} {
+		if !slices.Contains(strings.Split(text, "\n"), series) {
+			t.Errorf("the scrape has no line %q; its bolt series:\n%s", series, grepLines(text, "plantstore_bolt"))
+		}
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 }
 

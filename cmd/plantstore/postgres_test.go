@@ -197,15 +197,20 @@ func getAdmin(t *testing.T, s *testServer, path string) response {
 }
 
 // On postgres the scrape has the replication series (docs/reliability.md,
-// "Replication"), at zero on a database without trouble, and passes
-// promtool.
+// "Replication"), at zero on a database without trouble, the change log
+// listener's one connection, and passes promtool.
 func TestPostgresReplicationMetrics(t *testing.T) {
 	promtool := requireProgram(t, "promtool", "apt-get install prometheus")
 	s := startServer(t, postgresConfig(t))
 	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	text := scrape(t, s, false)
+	const listening = "plantstore_postgres_change_listens_total 1"
+	var text string
+	eventually(t, 30*time.Second, "the listener's connection counted", func() bool { // it connects in the background after the start
+		text = scrape(t, s, false)
+		return slices.Contains(strings.Split(text, "\n"), listening)
+	})
 	for _, series := range []string{
 		"plantstore_postgres_commits_orphaned 0",
 		"plantstore_postgres_commits_outlived_total 0",

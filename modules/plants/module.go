@@ -76,7 +76,7 @@ var Module = fx.Module("plants",
 			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
-	fx.Invoke(RegisterPostgresMetrics),
+	fx.Invoke(RegisterPostgresMetrics, RegisterBoltMetrics),
 )
 
 // handlersIn is what the API handlers are built from: the store, and its
@@ -108,7 +108,7 @@ func newHandlersFromApp(in handlersIn) (*Handlers, error) {
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
 // the store's outbox (nil for memory, which keeps none), its change log
 // (every store keeps one), and the chosen store's concrete type for what
-// only that store can do (postgres's metrics, say). Exactly one of Bolt and
+// only that store can do (its metrics, say). Exactly one of Bolt and
 // Postgres is set when that store is chosen; the other is nil, as both are
 // with the memory store.
 type Stores struct {

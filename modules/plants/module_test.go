@@ -80,6 +80,29 @@ func TestModuleProvidesTheChosenStoresFace(t *testing.T) {
 	}
 }
 
+// The chosen store's own metrics are on the registry: bolt's group commit
+// figures with the bolt store, none of them with another.
+func TestModuleExportsTheBoltStoresMetrics(t *testing.T) {
+	names := []string{"plantstore_bolt_commits_total", "plantstore_bolt_writes_committed_total"}
+	view, reg := startModule(t, Config{Store: StoreBolt, Bolt: boltstore.Config{DataDir: t.TempDir()}, MaxBodyBytes: DefaultMaxBodyBytes})
+	if _, err := view.Store.Create(context.Background(), plant.Plant{ID: 1, Name: "fern"}); err != nil {
+		t.Fatal(err)
+	}
+	got := gatherValues(t, reg)
+	for _, name := range names {
+		if v, ok := got[name]; !ok || v != 1 {
+			t.Errorf("bolt: %s = %v (present %v), want 1 after one create", name, v, ok)
+		}
+	}
+	_, reg = startModule(t, Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes})
+	got = gatherValues(t, reg)
+	for _, name := range names {
+		if _, ok := got[name]; ok {
+			t.Errorf("memory: %s is exported", name)
+		}
+	}
+}
+
 // Inside the module the store is instrumented: a create through the route
 // is timed under the store's name.
 func TestModuleInstrumentsTheHandlersStore(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 // commits and replication (see docs/reliability.md, "Replication"): a
 // commit its caller stopped waiting for is, with a synchronous standby,
 // almost always a commit waiting for the standby; a canceled wait is a
-// commit on the primary only, answered 503 as unknown. A nil store (another
-// store is configured) exports nothing.
+// commit on the primary only, answered 503 as unknown. It also counts the
+// change log listener's connections, whose rise is a listener losing its
+// connection. A nil store (another store is configured) exports nothing.
 func RegisterPostgresMetrics(reg prometheus.Registerer, pg *pgstore.Store) error {
 	if pg == nil {
 		return nil
@@ -29,6 +30,10 @@ func RegisterPostgresMetrics(reg prometheus.Registerer, pg *pgstore.Store) error
 			Name: "plantstore_postgres_commits_unreplicated_total",
 			Help: "Commits whose wait for the synchronous standbys was canceled (the server warned: committed locally, maybe not replicated); each was answered 503 as unknown.",
 		}, func() float64 { return float64(pg.Stats().UnreplicatedCommits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "plantstore_postgres_change_listens_total",
+			Help: "Connections the change log's listener made and ran LISTEN on: one at start, one more at each reconnect. While it has none, other replicas' changes reach this replica's waiting feed followers only at their next look, within a second.",
+		}, func() float64 { return float64(pg.Stats().ChangeListens) }),
 	} {
 		if err := reg.Register(c); err != nil {
 			return err

@@ -18,19 +18,12 @@ func TestPostgresMetrics(t *testing.T) {
 	if err := RegisterPostgresMetrics(reg, pg); err != nil {
 		t.Fatal(err)
 	}
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		m := f.GetMetric()[0]
-		got[f.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
-	}
+	got := gatherValues(t, reg)
 	want := map[string]float64{
 		"plantstore_postgres_commits_orphaned":           0,
 		"plantstore_postgres_commits_outlived_total":     0,
 		"plantstore_postgres_commits_unreplicated_total": 0,
+		"plantstore_postgres_change_listens_total":       0, // never started
 	}
 	if len(got) != len(want) {
 		t.Fatalf("metrics = %v, want %v", got, want)

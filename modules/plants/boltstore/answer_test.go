@@ -39,7 +39,7 @@ func TestAnswersDoNotRerunTheBatch(t *testing.T) {
 				if n := runs.Load(); n != 1 {
 					t.Fatalf("the answering write ran %d times, want once", n)
 				}
-				if c := s.writes.commits.Load(); c != 2 {
+				if c := s.Stats().Commits; c != 2 {
 					t.Fatalf("%d commits, want 2: the stalling write's and the batch's", c)
 				}
 			})

@@ -49,8 +49,8 @@ func BenchmarkCreate(b *testing.B) {
 				})
 			}
 			b.StopTimer()
-			writes, commits := boltstore.CommitStats(s)
-			b.ReportMetric(float64(writes)/float64(max(commits, 1)), "plants/commit")
+			st := s.Stats()
+			b.ReportMetric(float64(st.WritesCommitted)/float64(max(st.Commits, 1)), "plants/commit")
 		})
 	}
 }

@@ -61,8 +61,8 @@ type committer struct {
 	lastCommit time.Duration // owned by run
 	durable    atomic.Int64  // id of the last transaction known to be on disk
 
-	commits atomic.Int64 // transactions committed, for benchmarks
-	writes  atomic.Int64 // writes committed
+	commits         atomic.Int64 // transactions committed: see Stats
+	writesCommitted atomic.Int64 // writes those transactions carried
 
 	// changed says whether the transaction being applied logged a change
 	// (set by Store.logChange); owned by run.
@@ -72,6 +72,29 @@ type committer struct {
 	// disk; nil until a wait asks for it, so that a commit nobody waits
 	// for allocates no channel.
 	wake chan struct{}
+}
+
+// Stats is what the store tells of its group commit. The ratio of the
+// counters' increases over an interval, WritesCommitted / Commits, is the
+// group commit's batch size: how many writes shared each commit's two
+// fdatasyncs. It is 1 for writers one at a time and grows with
+// concurrency; a disk whose flush is slow makes it grow too, as more
+// writes queue during each commit.
+type Stats struct {
+	// Commits counts the transactions the group commit made durable.
+	Commits int64
+	// WritesCommitted counts the writes those transactions carried:
+	// creates, replaces and deletes, the webhooks' outbox writes and the
+	// pruner's (every Update), an answered one (a conflict, a precondition
+	// that failed) included. A write that failed, which its transaction
+	// was re-run without, is not; nor is a create of a plant already on
+	// disk, answered from a read without a commit.
+	WritesCommitted int64
+}
+
+// Stats returns the store's group commit figures, counted since Open.
+func (s *Store) Stats() Stats {
+	return Stats{Commits: s.writes.commits.Load(), WritesCommitted: s.writes.writesCommitted.Load()}
 }
 
 // wait returns the channel closed at the next durable commit of a change.
@@ -224,7 +247,7 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 		if err == nil {
 			c.durable.Store(int64(txID))
 			c.commits.Add(1)
-			c.writes.Add(int64(len(batch)))
+			c.writesCommitted.Add(int64(len(batch)))
 			if c.changed {
 				c.wakeUp()
 			}

@@ -106,8 +106,8 @@ func TestQueuedWritesShareOneCommit(t *testing.T) {
 		}
 	}
 	// One commit for the stalling write, one for the n queued behind it.
-	if c, w := s.writes.commits.Load(), s.writes.writes.Load(); c != 2 || w != n+1 {
-		t.Fatalf("%d writes in %d commits, want %d in 2", w, c, n+1)
+	if st := s.Stats(); st.Commits != 2 || st.WritesCommitted != n+1 {
+		t.Fatalf("%d writes in %d commits, want %d in 2", st.WritesCommitted, st.Commits, n+1)
 	}
 }
 
@@ -145,7 +145,7 @@ func TestFailedWriteIsRetriedOutOfTheBatch(t *testing.T) {
 	if len(got) != 2 || !got[0].Equal(rose) || !got[1].Equal(plant.Plant{ID: 8, Name: "ivy"}) {
 		t.Fatalf("stored %+v, want rose and ivy", got)
 	}
-	if c := s.writes.commits.Load(); c != 2 {
+	if c := s.Stats().Commits; c != 2 {
 		t.Fatalf("%d commits, want 2: the stalling write's and the batch's", c)
 	}
 	if err := s.Check(); err != nil {
@@ -237,7 +237,7 @@ func TestRecreateIsAnsweredFromDiskOnlyWhenDurable(t *testing.T) {
 	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatal(err)
 	}
-	_, commits := CommitStats(s)
+	commits := s.Stats().Commits
 
 	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatalf("identical re-create: %v", err)
@@ -245,7 +245,7 @@ func TestRecreateIsAnsweredFromDiskOnlyWhenDurable(t *testing.T) {
 	if _, err := s.Create(ctx, plant.Plant{ID: 7, Name: "fern"}); !errors.Is(err, plant.ErrConflict) {
 		t.Fatalf("different plant under the id: %v, want ErrConflict", err)
 	}
-	if _, after := CommitStats(s); after != commits {
+	if after := s.Stats().Commits; after != commits {
 		t.Fatalf("re-creates of a plant on disk committed %d transactions, want none", after-commits)
 	}
 
@@ -253,7 +253,7 @@ func TestRecreateIsAnsweredFromDiskOnlyWhenDurable(t *testing.T) {
 	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatalf("identical re-create before its sync: %v", err)
 	}
-	if _, after := CommitStats(s); after != commits+1 {
+	if after := s.Stats().Commits; after != commits+1 {
 		t.Fatalf("a re-create of a plant not known on disk committed %d transactions, want 1", after-commits)
 	}
 }

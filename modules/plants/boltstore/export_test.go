@@ -9,12 +9,6 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// CommitStats reports how many writes and transactions s has committed, so
-// benchmarks can show the writes each commit carried.
-func CommitStats(s *Store) (writes, commits int64) {
-	return s.writes.writes.Load(), s.writes.commits.Load()
-}
-
 // MustStart starts s, as the program's start hook does: a test that
 // writes needs it.
 func MustStart(tb testing.TB, s *Store) {

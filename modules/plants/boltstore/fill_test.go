@@ -83,8 +83,8 @@ func TestFillWaitIsTheLastCommitsTimeCapped(t *testing.T) {
 				if got := time.Since(start); got != c.wait {
 					t.Errorf("after a commit of %v, the next batch waited %v, want %v", c.lastCommit, got, c.wait)
 				}
-				if commits, writes := s.writes.commits.Load(), s.writes.writes.Load(); commits != 2 || writes != 3 {
-					t.Errorf("%d writes in %d commits, want 3 in 2 (the slow one, then the two)", writes, commits)
+				if st := s.Stats(); st.Commits != 2 || st.WritesCommitted != 3 {
+					t.Errorf("%d writes in %d commits, want 3 in 2 (the slow one, then the two)", st.WritesCommitted, st.Commits)
 				}
 			})
 		})
@@ -106,8 +106,8 @@ func TestReturningWriterEndsTheWait(t *testing.T) {
 		if got := time.Since(start); got != time.Millisecond {
 			t.Errorf("the batch committed %v after the slow commit, want 1ms, when the third writer came", got)
 		}
-		if commits, writes := s.writes.commits.Load(), s.writes.writes.Load(); commits != 2 || writes != 4 {
-			t.Errorf("%d writes in %d commits, want 4 in 2 (the slow one, then the three)", writes, commits)
+		if st := s.Stats(); st.Commits != 2 || st.WritesCommitted != 4 {
+			t.Errorf("%d writes in %d commits, want 4 in 2 (the slow one, then the three)", st.WritesCommitted, st.Commits)
 		}
 	})
 }
@@ -132,7 +132,7 @@ func TestLoneWriterNeverWaits(t *testing.T) {
 		if got := time.Since(start); got != 0 {
 			t.Errorf("three creates of a lone writer took %v, want no wait at all", got)
 		}
-		if commits := s.writes.commits.Load(); commits != 4 {
+		if commits := s.Stats().Commits; commits != 4 {
 			t.Errorf("%d commits, want 4 (the slow one, then one per create)", commits)
 		}
 	})

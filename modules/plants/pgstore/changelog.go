@@ -255,7 +255,7 @@ type backgroundTasks struct {
 	stopped sync.Once
 	cancel  context.CancelFunc
 	done    sync.WaitGroup
-	listens atomic.Int64 // LISTENs the listener ran, for tests
+	listens atomic.Int64 // LISTEN connections the listener made: see Stats
 }
 
 // startBackground spawns the listener, the notifier and the pruner, once.

@@ -333,7 +333,7 @@ func TestWaitWakesAcrossReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the follower's listener", func() bool { return follower.background.listens.Load() == 1 })
+	waitFor(t, "the follower's listener", func() bool { return follower.Stats().ChangeListens == 1 })
 	for i, write := range []func() error{
 		func() error { _, err := writer.Create(ctx, plant.Plant{ID: 1, Name: "one"}); return err },
 		func() error { return writer.Replace(ctx, plant.Plant{ID: 1, Name: "uno"}, nil) },
@@ -346,7 +346,7 @@ func TestWaitWakesAcrossReplicas(t *testing.T) {
 			if n := queryInt(t, url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'follower listener'`); n != 1 {
 				t.Fatalf("terminated %d listeners, want the follower's", n)
 			}
-			waitFor(t, "the follower's listener again", func() bool { return follower.background.listens.Load() == 2 })
+			waitFor(t, "the follower's listener again", func() bool { return follower.Stats().ChangeListens == 2 })
 		}
 		woken := follower.Wait()
 		if err := write(); err != nil {
@@ -358,7 +358,7 @@ func TestWaitWakesAcrossReplicas(t *testing.T) {
 			t.Fatalf("change %d: the follower's Wait did not wake at another replica's change", i+1)
 		}
 	}
-	if n := follower.background.listens.Load(); n != 2 {
+	if n := follower.Stats().ChangeListens; n != 2 {
 		t.Fatalf("the follower listened %d times, want twice (one reconnect)", n)
 	}
 }

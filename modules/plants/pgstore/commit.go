@@ -125,7 +125,8 @@ type commitStats struct {
 	unreplicated atomic.Int64 // came back with the canceled wait's warning
 }
 
-// Stats is what the store tells about commits waiting on replication.
+// Stats is what the store tells about commits waiting on replication, and
+// about the change log's listener.
 type Stats struct {
 	// OrphanedCommits are statements that may commit, in flight now, whose
 	// callers stopped waiting (answered 503): with a synchronous standby,
@@ -138,14 +139,21 @@ type Stats struct {
 	// with the canceled wait's warning: answered 503 as unknown, committed
 	// on the primary only.
 	UnreplicatedCommits int64
+	// ChangeListens counts the connections the change log's listener made
+	// and ran LISTEN on: one after Start, one more each time it connected
+	// again after losing its connection. While it has none, another
+	// replica's changes reach this replica's waiting feed followers only
+	// at their next look, within a second, rather than at once.
+	ChangeListens int64
 }
 
-// Stats returns the store's commit figures.
+// Stats returns the store's commit and listener figures.
 func (s *Store) Stats() Stats {
 	return Stats{
 		OrphanedCommits:     s.stats.orphaned.Load(),
 		OutlivedCommits:     s.stats.outlived.Load(),
 		UnreplicatedCommits: s.stats.unreplicated.Load(),
+		ChangeListens:       s.background.listens.Load(),
 	}
 }
 

@@ -42,7 +42,6 @@ type Issuer struct {
 	requests  atomic.Int64                  // every request that reached the issuer
 	pending   atomic.Int64                  // requests being answered now
 	jwksGets  atomic.Int64
-	discovery atomic.Int64
 	lastAuthz atomic.Value // string: the Authorization header of the last request
 }
 
@@ -160,7 +159,6 @@ func (i *Issuer) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/.well-known/openid-configuration":
-		i.discovery.Add(1)
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": i.URL, "jwks_uri": i.JWKSURL})
 	case "/jwks":
 		i.jwksGets.Add(1)
