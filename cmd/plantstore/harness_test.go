@@ -29,6 +29,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/plantstore/plantstore/api"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/testmode"
 	"github.com/plantstore/plantstore/modules/auth"
 	httpserver "github.com/plantstore/plantstore/modules/http"
@@ -493,18 +494,13 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// eventually polls cond until it holds, failing the test once timeout has
-// passed. It is for state that changes asynchronously (a reloaded file, a
-// draining server); the timeout is a bound, not an expectation.
+// eventually polls cond every 10 ms until it holds, failing the test once
+// timeout has passed. It is for state that changes asynchronously in the
+// processes and servers a test runs (a reloaded file, a draining server);
+// the timeout is a bound, not an expectation.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not true within %v: %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Wait(t, 10*time.Millisecond, timeout, what, func() (bool, error) { return cond(), nil })
 }
 
 // requireProgram returns the path of a program the test needs. Missing, it

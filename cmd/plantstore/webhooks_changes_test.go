@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
@@ -246,18 +247,12 @@ func missingChanges(t *testing.T, r *webhookstest.Receiver, h *plantHistory) int
 	return missing
 }
 
-// waitForChanges waits until r has every acknowledged change of h.
+// waitForChanges waits, looking every 50 ms, until r has every
+// acknowledged change of h.
 func waitForChanges(t *testing.T, r *webhookstest.Receiver, h *plantHistory, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	poll.Wait(t, 50*time.Millisecond, within, "every acknowledged change at the envelope endpoint, in order", func() (bool, error) {
 		missing := missingChanges(t, r, h)
-		if missing == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of the acknowledged changes %v not at the envelope endpoint, in order, within %v", missing, h.count(), within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return missing == 0, fmt.Errorf("%d of the acknowledged changes %v missing", missing, h.count())
+	})
 }

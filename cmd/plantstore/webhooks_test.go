@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
@@ -124,27 +125,23 @@ func deliveredPlants(t *testing.T, r *webhookstest.Receiver, sent map[int64]plan
 	return ids, duplicates
 }
 
-// waitForDeliveries waits until every acknowledged plant has been
-// delivered to r.
+// waitForDeliveries waits, looking every 50 ms, until every acknowledged
+// plant has been delivered to r.
 func waitForDeliveries(t *testing.T, r *webhookstest.Receiver, sent, acked map[int64]plant.Plant, within time.Duration) (map[int64]bool, int) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ids, dups := deliveredPlants(t, r, sent)
+	var ids map[int64]bool
+	var dups int
+	poll.Wait(t, 50*time.Millisecond, within, "every acknowledged create delivered", func() (bool, error) {
+		ids, dups = deliveredPlants(t, r, sent)
 		missing := 0
 		for id := range acked {
 			if !ids[id] {
 				missing++
 			}
 		}
-		if missing == 0 {
-			return ids, dups
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d acknowledged creates not delivered within %v", missing, len(acked), within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return missing == 0, fmt.Errorf("%d of %d acknowledged creates not delivered", missing, len(acked))
+	})
+	return ids, dups
 }
 
 // checkDeliveredAreStored: a delivered plant that was not acknowledged (its

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
@@ -36,12 +37,9 @@ func testWebhooksWakeOnTheStoresChanges(t *testing.T, store string) {
 		}
 		// A bound half a poll interval long: past it, a poll might have
 		// brought the event.
-		deadline := time.Now().Add(30 * time.Second)
-		for len(r.Delivered()) != i+1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("create %d's event not delivered within half a poll interval: %d delivered", i+1, len(r.Delivered()))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		poll.Wait(t, 5*time.Millisecond, 30*time.Second, fmt.Sprintf("create %d's event, within half a poll interval", i+1), func() (bool, error) {
+			n := len(r.Delivered())
+			return n == i+1, fmt.Errorf("%d delivered", n)
+		})
 	}
 }

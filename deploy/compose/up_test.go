@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/buildlock"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/testmode"
 )
 
@@ -135,20 +137,17 @@ func request(method, url, body string) (status int, replica, answer string) {
 	return resp.StatusCode, resp.Header.Get("X-Replica"), string(b)
 }
 
-// eventually polls cond every half second until it holds or timeout passes.
+// eventually polls cond every half second until it holds or timeout
+// passes; cond's string says what it saw instead.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	poll.Wait(t, 500*time.Millisecond, timeout, what, func() (bool, error) {
 		ok, last := cond()
-		if ok {
-			return
+		if last == "" {
+			return ok, nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s; last: %s", timeout, what, last)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return ok, errors.New(last)
+	})
 }
 
 func freePort(t *testing.T) int {

@@ -2,12 +2,16 @@ package docker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // The container's shutdown settings: short, so that the test is quick, and
@@ -91,22 +95,19 @@ type containerState struct {
 // and fails at once if the container stops or turns unhealthy instead.
 func waitHealthy(t *testing.T, name string) {
 	t.Helper()
-	deadline := time.Now().Add(healthTimeout)
-	for {
+	poll.Wait(t, 250*time.Millisecond, healthTimeout, "container "+name+" healthy", func() (bool, error) {
 		var st containerState
 		inspect(t, name, ".State", &st)
 		switch {
 		case !st.Running:
-			t.Fatalf("container %s is %s (exit code %d) instead of running", name, st.Status, st.ExitCode)
+			return false, poll.Stop(fmt.Errorf("it is %s (exit code %d) instead of running", st.Status, st.ExitCode))
 		case st.Health == nil:
-			t.Fatalf("container %s has no health status: the image has no HEALTHCHECK", name)
-		case st.Health.Status == "healthy":
-			return
-		case st.Health.Status == "unhealthy" || time.Now().After(deadline):
-			t.Fatalf("container %s health is %q, want healthy; checks: %+v", name, st.Health.Status, st.Health.Log)
+			return false, poll.Stop(errors.New("it has no health status: the image has no HEALTHCHECK"))
+		case st.Health.Status == "unhealthy":
+			return false, poll.Stop(fmt.Errorf("its health is %q; checks: %+v", st.Health.Status, st.Health.Log))
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return st.Health.Status == "healthy", fmt.Errorf("its health is %q; checks: %+v", st.Health.Status, st.Health.Log)
+	})
 }
 
 // stopGracefully stops the container allowing it drain delay plus shutdown

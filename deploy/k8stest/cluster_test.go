@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/plantstore/plantstore/internal/kubetest"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/repo"
 )
 
@@ -263,27 +264,19 @@ func diffObjects(a, b any, path string) string {
 	return strings.Join(out, "\n")
 }
 
-// waitFor polls check until it returns true; a check that returns an error
-// fails the test. Bounded by waitTimeout, a guard against a hang, not a
-// timing assertion.
+// waitFor polls check every 100 ms until it returns true; a check that
+// returns an error other than NotFound (an object not made yet) fails the
+// test. Bounded by waitTimeout, a guard against a hang, not a timing
+// assertion.
 func waitFor(t *testing.T, what string, check func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	var last error
-	for {
+	poll.Wait(t, 100*time.Millisecond, waitTimeout, what, func() (bool, error) {
 		ok, err := check()
-		if ok {
-			return
+		if !ok && err != nil && !apierrors.IsNotFound(err) {
+			return false, poll.Stop(err)
 		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-		last = err
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s (last: %v)", what, waitTimeout, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ok, err
+	})
 }
 
 // pods lists the namespace's pods with the Deployment's selector.

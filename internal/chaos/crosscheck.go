@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -41,22 +42,20 @@ func crossCheck(ctx context.Context, requests func() []webhookstest.Request, pag
 		}
 	}
 	start := time.Now()
-	for {
-		events := deliveredChanges(requests())
-		complete := true
+	var events map[changeKey]change
+	// Complete or not, the comparison tells what came.
+	_ = poll.Until(ctx, 100*time.Millisecond, limit, func() (bool, error) {
+		events = deliveredChanges(requests())
 		for k := range feed {
 			if _, ok := events[k]; !ok {
-				complete = false
-				break
+				return false, nil
 			}
 		}
-		if complete || time.Since(start) > limit || ctx.Err() != nil {
-			rep := compareChanges(feed, events)
-			rep.Waited = time.Since(start)
-			return rep
-		}
-		sleep(ctx, 100*time.Millisecond)
-	}
+		return true, nil
+	})
+	rep := compareChanges(feed, events)
+	rep.Waited = time.Since(start)
+	return rep
 }
 
 // deliveredChanges are the changes of the distinct envelopes answered 2xx

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -225,19 +226,18 @@ func waitForEvents(ctx context.Context, r *webhookstest.Receiver, ops []Op, read
 	if soon := time.Now().Add(10 * time.Second); deadline.Before(soon) {
 		deadline = soon
 	}
-	for {
+	var rep EventReport
+	err := poll.Until(ctx, 100*time.Millisecond, time.Until(deadline), func() (bool, error) {
 		e.add(r.Requests())
-		rep := e.report(reads, wall)
-		if rep.settled() {
-			rep.Drain = time.Since(since)
-			return rep
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			rep.drainLimit = time.Since(since)
-			return rep
-		}
-		sleep(ctx, 100*time.Millisecond)
+		rep = e.report(reads, wall)
+		return rep.settled(), nil
+	})
+	if err == nil {
+		rep.Drain = time.Since(since)
+	} else {
+		rep.drainLimit = time.Since(since)
 	}
+	return rep
 }
 
 // violate records what broke the properties, naming an id.

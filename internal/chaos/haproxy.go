@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // HAProxy is a real HAProxy in front of the replicas, routing only to
@@ -104,22 +106,24 @@ func StartHAProxy(dir string, replicas []*Replica) (*HAProxy, error) {
 	}
 	go func() { h.waitErr = h.cmd.Wait(); log.Close(); close(h.exited) }()
 	// Up once its stats socket answers.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := h.command("show info"); err == nil {
-			return h, nil
+	err = poll.Until(context.Background(), 100*time.Millisecond, 30*time.Second, func() (bool, error) {
+		_, err := h.command("show info")
+		if err == nil {
+			return true, nil
 		}
 		select {
 		case <-h.exited:
 			out, _ := os.ReadFile(filepath.Join(dir, "haproxy.log"))
-			return nil, fmt.Errorf("haproxy exited: %v\n%s", h.waitErr, out)
-		case <-time.After(100 * time.Millisecond):
+			return false, poll.Stop(fmt.Errorf("haproxy exited: %v\n%s", h.waitErr, out))
+		default:
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			h.Stop()
-			return nil, fmt.Errorf("haproxy did not start within 30s")
-		}
+	})
+	if err != nil {
+		h.Stop()
+		return nil, fmt.Errorf("haproxy did not start: %w", err)
 	}
+	return h, nil
 }
 
 // URL is the load balancer's base URL.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // Cluster is what the nemesis acts on.
@@ -166,9 +167,10 @@ func cut(ctx context.Context, c *Cluster, rng *rand.Rand, rec *FaultRecord, blac
 	// Poll readiness as a kubelet would, every 100 ms, each probe bounded
 	// by its own timeout.
 	client := &http.Client{Timeout: 3 * time.Second}
-	for time.Since(start) < hold && r.ReadyzStatus(client) != http.StatusServiceUnavailable {
-		sleep(ctx, 100*time.Millisecond)
-	}
+	// Not turning 503 within the hold is what the check below reports.
+	_ = poll.Until(ctx, 100*time.Millisecond, hold-time.Since(start), func() (bool, error) {
+		return r.ReadyzStatus(client) == http.StatusServiceUnavailable, nil
+	})
 	rec.ReadyzAfter = time.Since(start)
 	if rec.ReadyzAfter > 2*time.Second {
 		c.Violate("%s: %s's /readyz turned 503 after %s, over 2s", rec.Name, r.Name, rec.ReadyzAfter.Round(time.Millisecond))
@@ -197,11 +199,9 @@ func (c *Cluster) whole(ctx context.Context) error {
 	defer cancel()
 	client := &http.Client{Timeout: 3 * time.Second}
 	for _, r := range c.Replicas {
-		for !r.Ready(client) {
-			if ctx.Err() != nil {
-				return fmt.Errorf("%s not ready again: %w", r.Name, ctx.Err())
-			}
-			sleep(ctx, 100*time.Millisecond)
+		// ctx's two minutes bound the whole wait, this replica's included.
+		if err := poll.Until(ctx, 100*time.Millisecond, 2*time.Minute, func() (bool, error) { return r.Ready(client), nil }); err != nil {
+			return fmt.Errorf("%s not ready again: %w", r.Name, err)
 		}
 		if _, err := c.LB.WaitStatus(ctx, r.Name, "UP"); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"syscall"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // The faults of the highly available database (postgres-ha). Each ends
@@ -145,11 +147,9 @@ var (
 		}
 		// Patroni's view lags the crash: wait for the new postmaster
 		// before asking it whether the cluster is whole.
-		if err := pollUntil(ctx, 2*time.Minute, func() error {
-			if p, err := leader.PostmasterPID(); err != nil || p == pid {
-				return fmt.Errorf("no new postmaster (%v)", err)
-			}
-			return nil
+		if err := poll.Until(ctx, 100*time.Millisecond, 2*time.Minute, func() (bool, error) {
+			p, err := leader.PostmasterPID()
+			return err == nil && p != pid, fmt.Errorf("no new postmaster (%v)", err)
 		}); err != nil {
 			return err
 		}
@@ -209,17 +209,17 @@ func crashLeader(ctx context.Context, c *Cluster, rec *FaultRecord, down time.Du
 	// was disconnected for long (past wal_sender_timeout) is not, and then
 	// nothing leads until the old primary is back. That is the safe answer,
 	// recorded; the fault then ends with the old primary's return.
-	if err := pollUntil(ctx, 45*time.Second, func() error {
+	if err := poll.Until(ctx, 100*time.Millisecond, 45*time.Second, func() (bool, error) {
 		n, err := c.HA.Leader()
 		if err != nil {
-			return err
+			return false, err
 		}
 		if n == leader {
-			return fmt.Errorf("%s still leads", n.Name)
+			return false, fmt.Errorf("%s still leads", n.Name)
 		}
-		return nil
+		return true, nil
 	}); err != nil {
-		rec.Detail += fmt.Sprintf("; no failover within 45 s (%v)", err)
+		rec.Detail += fmt.Sprintf("; no failover: %v", err)
 	} else {
 		rec.Detail += fmt.Sprintf("; the standby led after %s", time.Since(start).Round(100*time.Millisecond))
 	}

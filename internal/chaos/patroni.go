@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // HADatabase is a highly available PostgreSQL: two nodes, each a
@@ -185,16 +186,13 @@ func (h *HADatabase) startEtcd() error {
 		return err
 	}
 	hc := &http.Client{Timeout: 2 * time.Second}
-	return pollUntil(context.Background(), time.Minute, func() error {
+	return poll.Until(context.Background(), 100*time.Millisecond, time.Minute, func() (bool, error) {
 		resp, err := hc.Get("http://" + h.etcdURL + "/health")
 		if err != nil {
-			return err
+			return false, err
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("etcd /health: %d", resp.StatusCode)
-		}
-		return nil
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("etcd /health: %d", resp.StatusCode)
 	})
 }
 
@@ -295,11 +293,8 @@ func (n *PatroniNode) Crash() error {
 		killServer(pid)
 		// Its children exit as they notice; the port is free once the
 		// postmaster is gone.
-		_ = pollUntil(context.Background(), 30*time.Second, func() error {
-			if syscall.Kill(pid, 0) == nil {
-				return errors.New("still there")
-			}
-			return nil
+		_ = poll.Until(context.Background(), 100*time.Millisecond, 30*time.Second, func() (bool, error) {
+			return syscall.Kill(pid, 0) != nil, nil
 		})
 	}
 	return nil
@@ -416,10 +411,10 @@ func (h *HADatabase) node(name string) (*PatroniNode, error) {
 // others synchronous standbys streaming from it, and returns the leader.
 func (h *HADatabase) waitHealthy(ctx context.Context, n int) (*PatroniNode, error) {
 	var leader *PatroniNode
-	err := pollUntil(ctx, 3*time.Minute, func() error {
+	err := poll.Until(ctx, 100*time.Millisecond, 3*time.Minute, func() (bool, error) {
 		ms, err := h.Members()
 		if err != nil {
-			return err
+			return false, err
 		}
 		leaders, standbys := 0, 0
 		for _, m := range ms {
@@ -431,10 +426,7 @@ func (h *HADatabase) waitHealthy(ctx context.Context, n int) (*PatroniNode, erro
 				standbys++
 			}
 		}
-		if leaders != 1 || leaders+standbys != n {
-			return fmt.Errorf("members %v", ms)
-		}
-		return nil
+		return leaders == 1 && leaders+standbys == n, fmt.Errorf("members %v", ms)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the HA database is not whole again: %w (logs in %s)", err, h.dir)
@@ -503,24 +495,5 @@ func (h *HADatabase) Stop() {
 	}
 	if h.etcd != nil {
 		_ = h.etcd.Process.Kill()
-	}
-}
-
-// pollUntil calls f every 100 ms until it succeeds, ctx ends or limit
-// passes.
-func pollUntil(ctx context.Context, limit time.Duration, f func() error) error {
-	deadline := time.Now().Add(limit)
-	for {
-		err := f()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("gave up after %s: %w", limit, err)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		sleep(ctx, 100*time.Millisecond)
 	}
 }

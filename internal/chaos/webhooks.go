@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -261,17 +262,12 @@ func waitForWebhooks(ctx context.Context, w *Webhooks, ops []Op, since time.Time
 	ww := &webhookWait{done: make(chan WebhookReport, 1)}
 	go func() {
 		d := newDeliveryCheck(ops)
-		deadline := since.Add(webhookDrainLimit)
-		for {
+		err := poll.Until(ctx, 100*time.Millisecond, time.Until(since.Add(webhookDrainLimit)), func() (bool, error) {
 			d.add(w.Receiver.Requests())
-			if d.pending == 0 {
-				d.rep.Drain = time.Since(since)
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				break
-			}
-			sleep(ctx, 100*time.Millisecond)
+			return d.pending == 0, nil
+		})
+		if err == nil {
+			d.rep.Drain = time.Since(since)
 		}
 		// Requests that came after the last acknowledged plant's are held
 		// against the history too.

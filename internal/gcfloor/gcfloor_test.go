@@ -1,12 +1,15 @@
 package gcfloor
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 func TestPercent(t *testing.T) {
@@ -35,18 +38,16 @@ func TestStartRaisesTheHeapGoalToTheFloor(t *testing.T) {
 	const floor = 64 << 20
 	stop := Start(floor)
 	goal := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runtime.GC() // the finalizer that tunes runs after a collection, on its own goroutine
-		time.Sleep(10 * time.Millisecond)
-		runtime.GC() // and the goal it set applies from the next one
+	// The finalizer that tunes runs after a collection, on the runtime's
+	// own goroutine (outside any synctest bubble), and the goal it set
+	// applies from the next collection: each call collects, and reads the
+	// goal the collection 10 ms before let the finalizer set.
+	poll.Wait(t, 10*time.Millisecond, 10*time.Second, "the heap goal at about the floor", func() (bool, error) {
+		runtime.GC()
 		metrics.Read(goal)
-		if g := goal[0].Value.Uint64(); g >= floor*9/10 {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("heap goal %d MB, want about the floor of %d MB", g>>20, floor>>20)
-		}
-	}
+		g := goal[0].Value.Uint64()
+		return g >= floor*9/10, fmt.Errorf("heap goal %d MB, want about the floor of %d MB", g>>20, floor>>20)
+	})
 	stop()
 	if p := debug.SetGCPercent(100); p != 100 {
 		t.Fatalf("GOGC after stop = %d, want 100", p)

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/testmode"
 )
 
@@ -202,22 +203,24 @@ func (cp *ControlPlane) startControllerManager(bin string, cred *credentials) er
 	return waitFor(p, func() error { return cp.get(client, "/api/v1/namespaces/default/serviceaccounts/default") })
 }
 
-// waitFor polls ready until it succeeds, the process exits, or startTimeout.
+// waitFor polls ready every 100 ms until it succeeds, the process exits,
+// or startTimeout.
 func waitFor(p *process, ready func() error) error {
-	deadline := time.Now().Add(startTimeout)
-	for {
+	var exit error
+	err := poll.Until(context.Background(), 100*time.Millisecond, startTimeout, func() (bool, error) {
 		err := ready()
 		if err == nil {
-			return nil
+			return true, nil
 		}
-		if exit := p.exited(); exit != nil {
-			return exit
+		if exit = p.exited(); exit != nil {
+			return false, poll.Stop(exit)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s: %v\n%s", p.name, startTimeout, err, p.tail())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false, err
+	})
+	if err == nil || exit != nil {
+		return err // an exit's error has the log's tail
 	}
+	return fmt.Errorf("%s not ready: %w\n%s", p.name, err, p.tail())
 }
 
 func (cp *ControlPlane) httpClient() *http.Client {

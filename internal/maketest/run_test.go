@@ -3,6 +3,7 @@ package maketest
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/testmode"
 )
 
@@ -166,24 +168,18 @@ func freeAddr(t *testing.T) string {
 // is bounded by the build's time, not the server's.
 func waitReady(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(makeTimeout)
-	for {
+	poll.Wait(t, 100*time.Millisecond, makeTimeout, url+" to answer 200", func() (bool, error) {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not answer 200 within %v: %v", url, makeTimeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("status %d", resp.StatusCode)
+	})
 }
 
 func do(t *testing.T, req *http.Request) (int, string) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // Creating a database costs about half a second on a small machine (the
@@ -290,18 +292,16 @@ func (c *Cluster) reset(ctx context.Context, schema *Schema, name string) error 
 	defer conn.Close(context.Background())
 	// Another connection after the test means something of the test still
 	// runs, which could write into the next test's database.
-	for deadline := time.Now().Add(connectionsGone); ; time.Sleep(5 * time.Millisecond) {
+	err = poll.Until(ctx, 5*time.Millisecond, connectionsGone, func() (bool, error) {
 		var others int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&others); err != nil {
-			return err
+			return false, poll.Stop(err)
 		}
-		if others == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d connections still use it", others)
-		}
+		return others == 0, fmt.Errorf("%d connections still use it", others)
+	})
+	if err != nil {
+		return err
 	}
 	// One statement list, one transaction, and no wait for the disk: the
 	// tests' own commits wait for it, pgtest's bookkeeping need not.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/testmode"
 )
 
@@ -55,7 +56,7 @@ func NewPair(t testing.TB, db string) *Pair {
 	})
 	// Synchronous only once the standby streams: until then every commit
 	// would wait for it.
-	if err := waitFor(func() (bool, error) {
+	if err := poll.Until(context.Background(), 20*time.Millisecond, time.Minute, func() (bool, error) {
 		n, err := primary.queryInt("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")
 		return n == 1, err
 	}); err != nil {
@@ -70,7 +71,7 @@ func NewPair(t testing.TB, db string) *Pair {
 			t.Fatalf("pgtest: %s: %v", sql, err)
 		}
 	}
-	if err := waitFor(func() (bool, error) {
+	if err := poll.Until(context.Background(), 20*time.Millisecond, time.Minute, func() (bool, error) {
 		n, err := primary.queryInt("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
 		return n == 1, err
 	}); err != nil {
@@ -194,8 +195,8 @@ func (c *Cluster) Kill() error {
 		return err
 	}
 	c.running = false
-	return waitFor(func() (bool, error) {
-		return syscall.Kill(pid, 0) != nil, nil
+	return poll.Until(context.Background(), 20*time.Millisecond, time.Minute, func() (bool, error) {
+		return syscall.Kill(pid, 0) != nil, fmt.Errorf("postmaster %d still runs", pid)
 	})
 }
 
@@ -223,18 +224,3 @@ func (c *Cluster) QueryInt(db, sql string, args ...any) (int64, error) {
 }
 
 func (c *Cluster) queryInt(sql string) (int64, error) { return c.QueryInt("postgres", sql) }
-
-// waitFor polls cond every 20 ms for up to a minute.
-func waitFor(cond func() (bool, error)) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ok, err := cond()
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("gave up after a minute: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}

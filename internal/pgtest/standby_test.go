@@ -2,10 +2,13 @@ package pgtest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // A commit on the pair's primary waits for the standby while its WAL
@@ -30,11 +33,13 @@ func TestPair(t *testing.T) {
 		done <- err
 	}()
 	waiting := "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"
-	for n := int64(0); n != 1; time.Sleep(10 * time.Millisecond) {
-		if n, err = pair.Primary.QueryInt("app", waiting); err != nil {
-			t.Fatal(err)
+	poll.Wait(t, 10*time.Millisecond, time.Minute, "the insert to wait for the standby", func() (bool, error) {
+		n, err := pair.Primary.QueryInt("app", waiting)
+		if err != nil {
+			return false, poll.Stop(err)
 		}
-	}
+		return n == 1, fmt.Errorf("%d commits wait for it", n)
+	})
 	pair.ResumeStandby(t)
 	if err := <-done; err != nil {
 		t.Fatalf("the insert after the standby resumed: %v", err)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
@@ -178,15 +179,13 @@ func startFileSource(t *testing.T, path string) (*Tokens, *observer.ObservedLogs
 	return tokens, logs
 }
 
-// waitFor polls cond until it holds, failing the test after reloadDeadline.
+// waitFor polls cond every 10 ms until it holds, failing the test after
+// reloadDeadline. The reload it waits for comes from the kernel's file
+// events (inotify), which a synctest bubble cannot wait on.
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(reloadDeadline)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: not true that %s", reloadDeadline, what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := poll.Until(context.Background(), 10*time.Millisecond, reloadDeadline, func() (bool, error) { return cond(), nil }); err != nil {
+		t.Fatalf("not true that %s: %v", what, err)
 	}
 }
 

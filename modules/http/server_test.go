@@ -13,6 +13,8 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // TestServersDrain runs both listeners and stops them: readiness turns 503
@@ -43,13 +45,7 @@ func TestServersDrain(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.Stop(ctx) }()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for !ready.Draining() {
-		if time.Now().After(deadline) {
-			t.Fatal("Stop did not start draining")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.Wait(t, time.Millisecond, 10*time.Second, "Stop to start draining", func() (bool, error) { return ready.Draining(), nil })
 	if resp, _ := get(t, client, adminURL+ReadyzPath); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("readyz while draining = %d, want 503", resp.StatusCode)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // TestStoppingEndsLongAnswers: an answer that lasts until the server stops
@@ -44,9 +46,7 @@ func TestStoppingEndsLongAnswers(t *testing.T) {
 	ctx, endDrain := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.Stop(ctx) }()
-	for !ready.Draining() {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Wait(t, time.Millisecond, 10*time.Second, "Stop to start draining", func() (bool, error) { return ready.Draining(), nil })
 	select {
 	case <-ready.Stopping():
 		t.Fatal("Stopping closed during the drain delay, while the API still serves")

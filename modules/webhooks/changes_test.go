@@ -41,7 +41,9 @@ func TestAPlantsChangesReachAnEnvelopeEndpointInVersionOrder(t *testing.T) {
 	envelopes.Format = FormatEnvelope
 	s := startSenderWith(t, cfg, func(store *boltstore.Store) []Option { return []Option{WakeOn(store.Changes())} },
 		envelopes, endpoint(t, "crm", origin.URL, secret))
-	waitForFirstClaims(t, s)
+	for name := range *s.d.byName.Load() {
+		s.claims.waitForFirst(t, name)
+	}
 
 	tag := "<palm> & \"fan\""
 	start := time.Now()

@@ -1,10 +1,12 @@
 package webhooks
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
@@ -40,16 +42,13 @@ func TestPostgresSendsOneEnvelopeOnEveryAttempt(t *testing.T) {
 	// due 10 ms later, are claimed when the test wakes the loop.
 	waitFor(t, r, "the three first attempts", func(reqs []webhookstest.Request) bool { return len(reqs) == 3 })
 	w := (*d.byName.Load())["feed"]
-	deadline := time.After(20 * time.Second)
-	for len(r.Delivered()) < 3 {
-		w.wakeUp()
-		select {
-		case <-r.Changed():
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("not within 20s: the retries; requests %d", len(r.Requests()))
+	poll.Wait(t, 20*time.Millisecond, 20*time.Second, "the retries", func() (bool, error) {
+		if len(r.Delivered()) >= 3 {
+			return true, nil
 		}
-	}
+		w.wakeUp()
+		return false, fmt.Errorf("requests %d", len(r.Requests()))
+	})
 	first := map[string]string{}
 	for _, req := range r.Requests() {
 		if f, ok := first[req.ID]; ok && f != string(req.Body) {

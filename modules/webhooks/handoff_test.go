@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -47,11 +49,7 @@ func startPostgresSender(t *testing.T, cfg Config, eps ...Endpoint) (*pgstore.St
 	// The loops' first claim, which would take a row written due later
 	// if its query ran late, is done before the test creates anything.
 	for _, ep := range eps {
-		for deadline := time.Now().Add(20 * time.Second); claims.of(ep.Name) == 0; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no first claim for %s", ep.Name)
-			}
-		}
+		claims.waitForFirst(t, ep.Name)
 	}
 	t.Cleanup(func() {
 		stop, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -87,6 +85,16 @@ func (c *claimCounter) of(endpoint string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.claims[endpoint]
+}
+
+// waitForFirst waits until endpoint's loop has made the claim it makes at
+// start: a row written after it is found by a later claim only. It polls
+// every millisecond for up to 20 s: the loop claims from a store on disk
+// or a database, with receivers on real sockets, which a synctest bubble
+// cannot wait on.
+func (c *claimCounter) waitForFirst(t *testing.T, endpoint string) {
+	t.Helper()
+	poll.Wait(t, time.Millisecond, 20*time.Second, "the first claim for "+endpoint, func() (bool, error) { return c.of(endpoint) != 0, nil })
 }
 
 // attemptsOfRows counts the outbox's rows still to deliver by their
@@ -126,13 +134,10 @@ func TestPostgresCreatesHandTheirEventsToTheDispatcher(t *testing.T) {
 			t.Errorf("request %s did not verify", req.ID)
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(attemptsOfRows(t, s)) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("rows left to deliver after delivery: %v", attemptsOfRows(t, s))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Wait(t, 10*time.Millisecond, 20*time.Second, "no rows left to deliver after delivery", func() (bool, error) {
+		rows := attemptsOfRows(t, s)
+		return len(rows) == 0, fmt.Errorf("rows by attempts %v", rows)
+	})
 }
 
 // Handoffs wait for at most the endpoint's concurrency of slots: past that
@@ -154,11 +159,7 @@ func TestHandoffsAreBoundedAndGivenBackAtTheStop(t *testing.T) {
 	}
 	create(1)
 	w := (*d.byName.Load())["crm"]
-	for deadline := time.Now().Add(20 * time.Second); len(w.slots) == 0 || w.reserved.Load() != 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first event is not in flight")
-		}
-	}
+	poll.Wait(t, 5*time.Millisecond, 20*time.Second, "the first event in flight", func() (bool, error) { return len(w.slots) != 0 && w.reserved.Load() == 0, nil })
 	for id := range int64(4) {
 		create(2 + id)
 	}

@@ -56,10 +56,10 @@ func (r *inProcessReceiver) received() []receivedAttempt {
 	return append([]receivedAttempt(nil), r.attempts...)
 }
 
-// startInProcess runs a dispatcher as cfg says, over a real bolt store,
-// with one endpoint, "crm", whose attempts receiver answers; both stop at
-// the test's end. Call it inside synctest.Test.
-func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver) (*boltstore.Store, *Metrics) {
+// startInProcess runs a dispatcher as cfg and opts say, over a real bolt
+// store, with one endpoint, "crm", whose attempts receiver answers; both
+// stop at the test's end. Call it inside synctest.Test.
+func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver, opts ...Option) (*boltstore.Store, *Metrics) {
 	t.Helper()
 	store, err := boltstore.Open(t.TempDir())
 	if err != nil {
@@ -75,7 +75,7 @@ func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver) (*bol
 	}
 	box := store.Outbox()
 	ep := Endpoint{Name: "crm", URL: "https://crm.example/hooks", Secrets: []Secret{secret}}
-	d := NewDispatcher(cfg, box, File{Endpoints: []Endpoint{ep}}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
+	d := NewDispatcher(cfg, box, File{Endpoints: []Endpoint{ep}}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
 	d.send.client.Transport = receiver
 	Hook(box, d)
 	if err := store.Start(context.Background()); err != nil {
@@ -103,8 +103,14 @@ func flagDefaults() Config {
 func createFerns(t *testing.T, store *boltstore.Store, n int) {
 	t.Helper()
 	for id := range int64(n) {
-		if res, err := store.Create(context.Background(), plant.Plant{ID: id + 1, Name: "fern"}); err != nil || res != plant.Created {
-			t.Fatalf("Create(%d) = %v, %v", id+1, res, err)
-		}
+		createFern(t, store, id+1)
+	}
+}
+
+// createFern creates plant id, writing its event.
+func createFern(t *testing.T, store *boltstore.Store, id int64) {
+	t.Helper()
+	if res, err := store.Create(context.Background(), plant.Plant{ID: id, Name: "fern"}); err != nil || res != plant.Created {
+		t.Fatalf("Create(%d) = %v, %v", id, res, err)
 	}
 }

@@ -1,17 +1,18 @@
 package webhooks
 
 import (
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
-
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
-	"github.com/plantstore/plantstore/modules/plants/plant"
-	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
 // fakeChanges is a change log's Wait alone: commit closes the channel
-// Wait gave and makes the next, as a store's commit does.
+// Wait gave and makes the next, as a store's commit does. Make it inside
+// the synctest bubble: the loop waiting on its channel is then durably
+// blocked.
 type fakeChanges struct {
 	mu   sync.Mutex
 	next chan struct{}
@@ -32,35 +33,65 @@ func (c *fakeChanges) commit() {
 	c.next = make(chan struct{})
 }
 
-// waitForFirstClaims waits until every endpoint's loop has made the claim
-// it makes at start: a row written after it is found by a later claim only.
-func waitForFirstClaims(t *testing.T, s *testSender) {
-	t.Helper()
-	for name := range *s.d.byName.Load() {
-		for deadline := time.Now().Add(20 * time.Second); s.claims.of(name) == 0; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no first claim for %s", name)
-			}
-		}
-	}
-}
-
-// A change the store tells of is claimed at once: with an hour between
-// polls, each event arrives because its commit woke the endpoint's loop.
+// A change the store tells of is claimed at once, not at the next poll
+// (every 500 ms by default), on synctest's clock with the flags'
+// defaults: an event whose change is not told of waits; one told of is
+// attempted at the moment of its commit; the changes told of within
+// wakeGap of a wake wake the loop once more, at the gap's end.
 func TestAChangeWakesTheEndpointsLoop(t *testing.T) {
-	secret := webhookstest.NewSecret()
-	r := webhookstest.NewReceiver(t, secret)
-	cfg := testConfig()
-	cfg.PollInterval = time.Hour
-	changes := newFakeChanges()
-	s := startSenderWith(t, cfg, func(*boltstore.Store) []Option { return []Option{WakeOn(changes)} }, endpoint(t, "crm", r.URL, secret))
-	waitForFirstClaims(t, s)
-	for id := range int64(3) {
-		s.create(t, plant.Plant{ID: id + 1, Name: "fern"})
+	synctest.Test(t, func(t *testing.T) {
+		receiver := &inProcessReceiver{status: http.StatusNoContent}
+		changes := newFakeChanges()
+		store, _ := startInProcess(t, flagDefaults(), receiver, WakeOn(changes))
+		synctest.Wait() // the loops' first claims, at their start, found nothing
+		start := time.Now()
+		attemptsAt := func() []time.Duration {
+			var at []time.Duration
+			for _, a := range receiver.received() {
+				at = append(at, a.at.Sub(start))
+			}
+			return at
+		}
+
+		createFerns(t, store, 1)
+		synctest.Wait()
+		if at := attemptsAt(); len(at) != 0 {
+			t.Fatalf("attempts at %v before the change was told of, want none before the poll at 500ms", at)
+		}
 		changes.commit()
-		waitFor(t, r, "the event of the change told of, with no poll", func([]webhookstest.Request) bool { return len(r.Delivered()) == int(id+1) })
-	}
-	if n := len(r.Requests()); n != 3 {
-		t.Fatalf("%d requests, want the 3 events once each", n)
-	}
+		synctest.Wait()
+		if at, want := attemptsAt(), []time.Duration{0}; !slices.Equal(at, want) {
+			t.Fatalf("attempts at %v, want %v: the told change's event at once", at, want)
+		}
+
+		// Within the gap after that wake: claimed at its end.
+		createFern(t, store, 2)
+		changes.commit()
+		synctest.Wait()
+		if at, want := attemptsAt(), []time.Duration{0}; !slices.Equal(at, want) {
+			t.Fatalf("attempts at %v within the gap after a wake, want still %v", at, want)
+		}
+		time.Sleep(wakeGap)
+		synctest.Wait()
+		if at, want := attemptsAt(), []time.Duration{0, wakeGap}; !slices.Equal(at, want) {
+			t.Fatalf("attempts at %v, want %v: the gap's change at its end", at, want)
+		}
+
+		// After a quiet while, at once again.
+		time.Sleep(100 * time.Millisecond)
+		createFern(t, store, 3)
+		changes.commit()
+		synctest.Wait()
+		want := []time.Duration{0, wakeGap, wakeGap + 100*time.Millisecond}
+		if at := attemptsAt(); !slices.Equal(at, want) {
+			t.Fatalf("attempts at %v, want %v: a change after a quiet while at once", at, want)
+		}
+		ids := map[string]bool{}
+		for _, a := range receiver.received() {
+			ids[a.id] = true
+		}
+		if len(ids) != 3 {
+			t.Fatalf("%d events among the 3 attempts, want each once", len(ids))
+		}
+	})
 }

@@ -43,6 +43,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/tools/internal/child"
 )
 
@@ -161,10 +162,11 @@ func run(store, dsn string, replicas, rate int, duration, every time.Duration, f
 	}
 	close(stopLoad)
 	sent := <-loadDone
-	deadline := time.Now().Add(15 * time.Second)
-	for (rec.count(rec.hooks) < int(rec.acked.Load()) || rec.count(rec.feed) < int(rec.acked.Load())) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	// What has not arrived by then is reported as missing below.
+	_ = poll.Until(context.Background(), 50*time.Millisecond, 15*time.Second, func() (bool, error) {
+		acked := int(rec.acked.Load())
+		return rec.count(rec.hooks) >= acked && rec.count(rec.feed) >= acked, nil
+	})
 	stopFollow()
 	hooks, feed := rec.all(rec.hooks), rec.all(rec.feed)
 	fmt.Printf("\nsent %d creates, %d acknowledged\n", sent, rec.acked.Load())

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -174,33 +175,29 @@ func Claim(t *testing.T, box outbox.Outbox, endpoint string, max int, lease time
 	return ds
 }
 
-// ClaimSoon claims, looking again for a while rather than assuming that a
-// write is claimable the moment it returns.
+// ClaimSoon claims, looking again every 5 ms for up to 2 s rather than
+// assuming that a write is claimable the moment it returns.
 func ClaimSoon(t *testing.T, box outbox.Outbox, endpoint string, want int, lease time.Duration) []outbox.Delivery {
 	t.Helper()
 	var got []outbox.Delivery
-	for range 200 {
+	poll.Wait(t, 5*time.Millisecond, 2*time.Second, fmt.Sprintf("%d of %s's deliveries claimed", want, endpoint), func() (bool, error) {
 		got = append(got, Claim(t, box, endpoint, want-len(got), lease)...)
-		if len(got) == want {
-			return got
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("claimed %d of %s's deliveries, want %d", len(got), endpoint, want)
-	return nil
+		return len(got) == want, fmt.Errorf("claimed %d", len(got))
+	})
+	return got
 }
 
-// ClaimSoonAfter waits out wait, then claims until something comes.
+// ClaimSoonAfter waits out wait, then claims every 10 ms until something
+// comes, for up to 20 s.
 func ClaimSoonAfter(t *testing.T, box outbox.Outbox, endpoint string, wait time.Duration) []outbox.Delivery {
 	t.Helper()
 	time.Sleep(wait)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if got := Claim(t, box, endpoint, 10, hour); len(got) > 0 {
-			return got
-		}
-	}
-	t.Fatalf("nothing of %s's was due within 20s of its lease", endpoint)
-	return nil
+	var got []outbox.Delivery
+	poll.Wait(t, 10*time.Millisecond, 20*time.Second, "a delivery of "+endpoint+"'s due after its lease", func() (bool, error) {
+		got = Claim(t, box, endpoint, 10, hour)
+		return len(got) > 0, nil
+	})
+	return got
 }
 
 func testEventsAreClaimedOncePerEndpointWithTheirBodies(t *testing.T, h harness) {

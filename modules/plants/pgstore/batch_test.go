@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -173,13 +174,12 @@ WHERE datname = current_database() AND application_name = 'plantstore' AND wait_
 	return n
 }
 
+// waitFor polls cond every 5 ms for up to 10 s. What it waits for is
+// PostgreSQL's doing (locks, commits, a standby's replay) or the store's
+// lanes waiting on it, which a synctest bubble cannot wait on.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	poll.Wait(t, 5*time.Millisecond, 10*time.Second, what, func() (bool, error) { return cond(), nil })
 }
 
 // Two replicas creating the same plants in opposite orders share ids

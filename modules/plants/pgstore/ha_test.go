@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -290,11 +291,7 @@ func TestFailoverKeepsEveryAcknowledgedCreate(t *testing.T) {
 	mu.Lock()
 	promoted = true
 	mu.Unlock()
-	for deadline := time.Now().Add(time.Minute); !count(func() int { return afterward })(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no creates on the new primary for a minute")
-		}
-	}
+	poll.Wait(t, 10*time.Millisecond, time.Minute, "creates on the new primary", func() (bool, error) { return count(func() int { return afterward })(), nil })
 	close(stop)
 	wg.Wait()
 

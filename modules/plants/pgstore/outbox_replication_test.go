@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -31,14 +32,10 @@ func TestPostgresClaimWhoseReplicationWasCanceledHandsOutNothing(t *testing.T) {
 		outcome <- claimed{ds, err}
 	}()
 	waiting := `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'plantstore' AND wait_event = 'SyncRep'`
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if n, err := pair.Primary.QueryInt("plants", waiting); err == nil && n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the claim's commit never waited for the standby")
-		}
-	}
+	poll.Wait(t, 5*time.Millisecond, 10*time.Second, "the claim's commit to wait for the standby", func() (bool, error) {
+		n, err := pair.Primary.QueryInt("plants", waiting)
+		return err == nil && n == 1, err
+	})
 	if n, err := pair.Primary.QueryInt("plants", `SELECT count(*) FROM (SELECT pg_cancel_backend(pid) FROM pg_stat_activity
 WHERE application_name = 'plantstore' AND wait_event = 'SyncRep') c`); err != nil || n != 1 {
 		t.Fatalf("pg_cancel_backend: %d, %v", n, err)

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
@@ -291,19 +293,13 @@ func TestRecoversWhenTheServerReturns(t *testing.T) {
 	}
 	// Pooled connections the server closed are found dead and replaced; a
 	// call may still meet one before the pool does.
-	var err error
-	for range 50 {
-		if err = s.Ping(ctx); err == nil {
-			break
+	poll.Wait(t, 100*time.Millisecond, 5*time.Second, "a Ping after the restart", func() (bool, error) {
+		err := s.Ping(ctx)
+		if err != nil && !errors.Is(err, plant.ErrUnavailable) {
+			return false, poll.Stop(fmt.Errorf("Ping = %w, want ErrUnavailable until it answers", err))
 		}
-		if !errors.Is(err, plant.ErrUnavailable) {
-			t.Fatalf("Ping after restart = %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("Ping after restart, 50 tries = %v", err)
-	}
+		return err == nil, err
+	})
 	got, err := s.Get(ctx, 1)
 	if err != nil || !got.Equal(want) {
 		t.Fatalf("Get after restart = %+v, %v", got, err)

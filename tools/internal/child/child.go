@@ -5,6 +5,7 @@
 package child
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/plantstore/plantstore/internal/poll"
 )
 
 // Build builds ./cmd/plantstore (run from the repository's root) into dir
@@ -61,19 +64,19 @@ func Start(bin, token string, within time.Duration, env ...string) (*Server, err
 		return nil, err
 	}
 	s := &Server{Cmd: cmd, API: "http://" + apiAddr}
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	err = poll.Until(context.Background(), 50*time.Millisecond, within, func() (bool, error) {
 		resp, err := http.Get("http://" + adminAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
+		if err != nil {
+			return false, err
 		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("/readyz answered %d", resp.StatusCode)
+	})
+	if err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("plantstore did not become ready: %w", err)
 	}
-	s.Stop()
-	return nil, fmt.Errorf("plantstore did not become ready within %v", within)
+	return s, nil
 }
 
 // Stop interrupts the server, which drains and stops, and waits for it.
