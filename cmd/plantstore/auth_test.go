@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -99,6 +100,9 @@ func TestAuthOnEveryPath(t *testing.T) {
 // server: the new token is accepted and the removed one refused, with no
 // restart.
 func TestTokenRotation(t *testing.T) {
+	// The rotations run at the same time, each with a directory and a
+	// server of its own: each waits out the file watch's quiet time twice.
+	var rotations sync.WaitGroup
 	for _, rotation := range []struct {
 		name  string
 		setUp func(t *testing.T, dir string, tokens string) (path string) // writes the first tokens, returns the file to configure
@@ -108,46 +112,49 @@ func TestTokenRotation(t *testing.T) {
 		{name: "file renamed over", setUp: writeTokensInPlace, swap: renameTokens},
 		{name: "Kubernetes Secret symlink swap", setUp: setUpSecretVolume, swap: swapSecretVolume},
 	} {
-		t.Run(rotation.name, func(t *testing.T) {
-			const oldToken, newToken = "rotate-old-5a1f0c", "rotate-new-c2b98e"
-			dir := t.TempDir()
-			cfg := testConfig(t)
-			cfg.Auth.Tokens = nil // only the file's tokens
-			cfg.Auth.TokensFile = rotation.setUp(t, dir, "# issued 2026-11-01\n"+oldToken+"\n")
-			s := startServer(t, cfg)
+		rotations.Go(func() {
+			t.Run(rotation.name, func(t *testing.T) {
+				const oldToken, newToken = "rotate-old-5a1f0c", "rotate-new-c2b98e"
+				dir := t.TempDir()
+				cfg := testConfig(t)
+				cfg.Auth.Tokens = nil // only the file's tokens
+				cfg.Auth.TokensFile = rotation.setUp(t, dir, "# issued 2026-11-01\n"+oldToken+"\n")
+				s := startServer(t, cfg)
 
-			nextID := 0
-			status := func(token string) int {
-				nextID++
-				return s.do(t, s.request(t, http.MethodPost, "/plants", token, "application/json", []byte(`{"id":`+strconv.Itoa(nextID)+`,"name":"a"}`))).Status
-			}
-			if got := status(oldToken); got != http.StatusOK {
-				t.Fatalf("old token before rotation: %d", got)
-			}
-			if got := status(newToken); got != http.StatusUnauthorized {
-				t.Fatalf("new token before rotation: %d", got)
-			}
+				nextID := 0
+				status := func(token string) int {
+					nextID++
+					return s.do(t, s.request(t, http.MethodPost, "/plants", token, "application/json", []byte(`{"id":`+strconv.Itoa(nextID)+`,"name":"a"}`))).Status
+				}
+				if got := status(oldToken); got != http.StatusOK {
+					t.Fatalf("old token before rotation: %d", got)
+				}
+				if got := status(newToken); got != http.StatusUnauthorized {
+					t.Fatalf("new token before rotation: %d", got)
+				}
 
-			// The rollout: both tokens valid.
-			rotation.swap(t, dir, oldToken+"\n"+newToken+"\n")
-			eventually(t, 10*time.Second, "the new token is accepted", func() bool { return status(newToken) == http.StatusOK })
-			if got := status(oldToken); got != http.StatusOK {
-				t.Fatalf("old token during the rollout: %d", got)
-			}
+				// The rollout: both tokens valid.
+				rotation.swap(t, dir, oldToken+"\n"+newToken+"\n")
+				eventually(t, 10*time.Second, "the new token is accepted", func() bool { return status(newToken) == http.StatusOK })
+				if got := status(oldToken); got != http.StatusOK {
+					t.Fatalf("old token during the rollout: %d", got)
+				}
 
-			// The old token retired.
-			rotation.swap(t, dir, newToken+"\n")
-			eventually(t, 10*time.Second, "the removed token is refused", func() bool { return status(oldToken) == http.StatusUnauthorized })
-			if got := status(newToken); got != http.StatusOK {
-				t.Fatalf("new token after rotation: %d", got)
-			}
-			r := s.do(t, s.request(t, http.MethodPost, "/plants", oldToken, "application/json", []byte(`{"id":0,"name":"a"}`)))
-			assertErrorMessage(t, r, http.StatusUnauthorized, "the bearer token is not valid")
-			if got := r.Header.Get("WWW-Authenticate"); got != invalidChallenge {
-				t.Fatalf("WWW-Authenticate = %q", got)
-			}
+				// The old token retired.
+				rotation.swap(t, dir, newToken+"\n")
+				eventually(t, 10*time.Second, "the removed token is refused", func() bool { return status(oldToken) == http.StatusUnauthorized })
+				if got := status(newToken); got != http.StatusOK {
+					t.Fatalf("new token after rotation: %d", got)
+				}
+				r := s.do(t, s.request(t, http.MethodPost, "/plants", oldToken, "application/json", []byte(`{"id":0,"name":"a"}`)))
+				assertErrorMessage(t, r, http.StatusUnauthorized, "the bearer token is not valid")
+				if got := r.Header.Get("WWW-Authenticate"); got != invalidChallenge {
+					t.Fatalf("WWW-Authenticate = %q", got)
+				}
+			})
 		})
 	}
+	rotations.Wait()
 }
 
 func writeTokensInPlace(t *testing.T, dir, tokens string) string {

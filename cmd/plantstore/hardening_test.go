@@ -409,6 +409,10 @@ func TestRefusedBodiesAreNotAwaited(t *testing.T) {
 		resp.Body.Close()
 		return resp
 	}
+	// The cases run at the same time, each on connections of its own: a
+	// withheld body waits out UnreadBodyGrace, and the four waits need not
+	// come one after the other.
+	var cases sync.WaitGroup
 	for _, tc := range []struct {
 		name, path, token string
 		want              int
@@ -419,49 +423,52 @@ func TestRefusedBodiesAreNotAwaited(t *testing.T) {
 		{"unknown path", "/nowhere", testToken, http.StatusNotFound, false},
 		{"declared too large", "/plants", testToken, http.StatusRequestEntityTooLarge, false},
 	} {
-		t.Run(tc.name+", body withheld", func(t *testing.T) {
-			conn := s.dial(t)
-			if _, err := io.WriteString(conn, head(tc.path, tc.token)); err != nil {
-				t.Fatal(err)
-			}
-			if err := conn.SetReadDeadline(time.Now().Add(hangGuard)); err != nil {
-				t.Fatal(err)
-			}
-			br := bufio.NewReader(conn)
-			if resp := read(t, br); resp.StatusCode != tc.want || !resp.Close {
-				t.Fatalf("status = %d, Connection: close %v; want %d and close", resp.StatusCode, resp.Close, tc.want)
-			}
-			if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
-				t.Fatalf("after the answer: %q, %v; want the connection closed", rest, err)
-			}
-		})
-		t.Run(tc.name+", body sent", func(t *testing.T) {
-			conn := s.dial(t)
-			if err := conn.SetReadDeadline(time.Now().Add(hangGuard)); err != nil {
-				t.Fatal(err)
-			}
-			br := bufio.NewReader(conn)
-			if tc.closes {
-				if _, err := io.WriteString(conn, head(tc.path, tc.token)+strings.Repeat(" ", declared)); err != nil {
+		cases.Go(func() {
+			t.Run(tc.name+", body withheld", func(t *testing.T) {
+				conn := s.dial(t)
+				if _, err := io.WriteString(conn, head(tc.path, tc.token)); err != nil {
 					t.Fatal(err)
 				}
+				if err := conn.SetReadDeadline(time.Now().Add(hangGuard)); err != nil {
+					t.Fatal(err)
+				}
+				br := bufio.NewReader(conn)
 				if resp := read(t, br); resp.StatusCode != tc.want || !resp.Close {
 					t.Fatalf("status = %d, Connection: close %v; want %d and close", resp.StatusCode, resp.Close, tc.want)
 				}
 				if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
 					t.Fatalf("after the answer: %q, %v; want the connection closed", rest, err)
 				}
-				return
-			}
-			for i := range 2 { // the second request reuses the connection
-				if _, err := io.WriteString(conn, head(tc.path, tc.token)+strings.Repeat(" ", declared)); err != nil {
+			})
+			t.Run(tc.name+", body sent", func(t *testing.T) {
+				conn := s.dial(t)
+				if err := conn.SetReadDeadline(time.Now().Add(hangGuard)); err != nil {
 					t.Fatal(err)
 				}
-				if resp := read(t, br); resp.StatusCode != tc.want || resp.Close {
-					t.Fatalf("request %d: status = %d, Connection: close %v; want %d on a kept connection",
-						i+1, resp.StatusCode, resp.Close, tc.want)
+				br := bufio.NewReader(conn)
+				if tc.closes {
+					if _, err := io.WriteString(conn, head(tc.path, tc.token)+strings.Repeat(" ", declared)); err != nil {
+						t.Fatal(err)
+					}
+					if resp := read(t, br); resp.StatusCode != tc.want || !resp.Close {
+						t.Fatalf("status = %d, Connection: close %v; want %d and close", resp.StatusCode, resp.Close, tc.want)
+					}
+					if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
+						t.Fatalf("after the answer: %q, %v; want the connection closed", rest, err)
+					}
+					return
 				}
-			}
+				for i := range 2 { // the second request reuses the connection
+					if _, err := io.WriteString(conn, head(tc.path, tc.token)+strings.Repeat(" ", declared)); err != nil {
+						t.Fatal(err)
+					}
+					if resp := read(t, br); resp.StatusCode != tc.want || resp.Close {
+						t.Fatalf("request %d: status = %d, Connection: close %v; want %d on a kept connection",
+							i+1, resp.StatusCode, resp.Close, tc.want)
+					}
+				}
+			})
 		})
 	}
+	cases.Wait()
 }

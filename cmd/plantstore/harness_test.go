@@ -66,12 +66,17 @@ var testStores = map[string]func(t *testing.T, cfg *config){
 }
 
 // forEachStore runs test as one subtest per entry of testStores, each with
-// a fresh testConfig set up for that store.
+// a fresh testConfig set up for that store. The subtests run at the same
+// time, each with a server and a store of its own: a store's subtest mostly
+// waits (for PostgreSQL, for bolt's fsync), and the waits need not come one
+// after the other.
 func forEachStore(t *testing.T, test func(t *testing.T, cfg config)) {
 	t.Helper()
+	var stores sync.WaitGroup
 	for _, name := range slices.Sorted(maps.Keys(testStores)) {
-		t.Run(name, func(t *testing.T) { test(t, storeConfig(t, name)) })
+		stores.Go(func() { t.Run(name, func(t *testing.T) { test(t, storeConfig(t, name)) }) })
 	}
+	stores.Wait()
 }
 
 // storeConfig is a testConfig set up for the named store of testStores.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,9 +45,13 @@ func postgresConfig(t *testing.T) config {
 }
 
 // TestPostgresAPI runs the black-box suites of the other operations on
-// postgres.
+// postgres. The suites run at the same time, each on a database of its own,
+// as goroutines rather than parallel subtests: parallel subtests would wait
+// for a slot behind every other parallel test, and the walks, the longest
+// of them, would start last and end the package's run alone.
 func TestPostgresAPI(t *testing.T) {
 	t.Parallel()
+	var suites sync.WaitGroup
 	for name, suite := range map[string]func(*testing.T, config){
 		"List":            testListPlants,
 		"Get":             testGetPlant,
@@ -54,11 +59,9 @@ func TestPostgresAPI(t *testing.T) {
 		"WalkInterleaved": testWalkInterleaved,
 		"WalkConcurrent":  testWalkConcurrent,
 	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			suite(t, postgresConfig(t))
-		})
+		suites.Go(func() { t.Run(name, func(t *testing.T) { suite(t, postgresConfig(t)) }) })
 	}
+	suites.Wait()
 }
 
 // TestPostgresNeedsNoURL: --store postgres without --postgres-url is a

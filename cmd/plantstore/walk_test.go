@@ -1,6 +1,6 @@
 package main
 
-// Walks through 10,000 plants by pages, following the Link headers, while
+// Walks through the plants by pages, following the Link headers, while
 // plants are created and deleted between and during the page fetches. A
 // walker must see every plant that exists throughout its walk exactly once,
 // in ascending id order, and nothing that never existed.
@@ -18,18 +18,24 @@ import (
 	"testing"
 )
 
-const (
-	walkPlants = 10_000
-	walkLimit  = 137 // divides nothing here, so pages end anywhere
-)
+// walkShape is how many plants a walk test seeds and the page size it walks
+// them with. What a walk proves comes from its pages, some 80 of them, not
+// from the number of plants: each page boundary is a cursor next to which a
+// change could make the walker skip a plant or see one twice. So the shapes
+// are small pages over few plants (seeding 10,000 plants, for pages of 137,
+// cost the walk tests most of their time). The limits are primes that
+// divide nothing here, so pages end anywhere.
+type walkShape struct {
+	plants, limit int
+}
 
 // walkSeedIDs are the plants every walk starts with: every tenth id from
-// -50,000 to 49,990, leaving room between them and crossing zero, so that
-// a store must also order negative ids first.
-func walkSeedIDs() []int64 {
-	ids := make([]int64, walkPlants)
+// -5·plants to 5·plants-10, leaving room between them and crossing zero,
+// so that a store must also order negative ids first.
+func (shape walkShape) walkSeedIDs() []int64 {
+	ids := make([]int64, shape.plants)
 	for i := range ids {
-		ids[i] = int64(i-walkPlants/2) * 10
+		ids[i] = int64(i-shape.plants/2) * 10
 	}
 	return ids
 }
@@ -65,14 +71,14 @@ func seedWalk(t *testing.T, s *testServer, ids []int64) {
 	importAll(t, s, bodies)
 }
 
-// walk lists all pages of walkLimit plants (only those tagged tag, when not
+// walk lists all pages of shape.limit plants (only those tagged tag, when not
 // nil) by following Link headers and returns the ids in the order seen.
-// It checks every page: each plant's name and tag, exactly walkLimit plants
+// It checks every page: each plant's name and tag, exactly shape.limit plants
 // on a page that links on, and the exact Link. before, when not nil, runs
 // before each page is fetched, with the cursor (the last id of the page
 // before; nil for the first page); it may start work that goes on during
 // the fetch, and returns a func that waits for that work.
-func walk(t *testing.T, s *testServer, tag *string, before func(after *int64) (wait func())) []int64 {
+func walk(t *testing.T, s *testServer, shape walkShape, tag *string, before func(after *int64) (wait func())) []int64 {
 	t.Helper()
 	tagParam := ""
 	if tag != nil {
@@ -80,9 +86,9 @@ func walk(t *testing.T, s *testServer, tag *string, before func(after *int64) (w
 	}
 	var seen []int64
 	var after *int64
-	path := "/plants?limit=" + strconv.Itoa(walkLimit) + tagParam
+	path := "/plants?limit=" + strconv.Itoa(shape.limit) + tagParam
 	for page := 0; ; page++ {
-		if page > 2*walkPlants/walkLimit+10 {
+		if page > 2*shape.plants/shape.limit+10 {
 			t.Fatalf("the walk goes on past %d pages", page)
 		}
 		wait := func() {}
@@ -110,12 +116,12 @@ func walk(t *testing.T, s *testServer, tag *string, before func(after *int64) (w
 		if next == "" {
 			break
 		}
-		if len(plants) != walkLimit {
-			t.Fatalf("GET %s: %d plants and a Link, want a full page of %d", path, len(plants), walkLimit)
+		if len(plants) != shape.limit {
+			t.Fatalf("GET %s: %d plants and a Link, want a full page of %d", path, len(plants), shape.limit)
 		}
 		last := plants[len(plants)-1].ID
 		after = &last
-		if want := fmt.Sprintf(`</plants?after=%d&limit=%d%s>; rel="next"`, last, walkLimit, tagParam); r.Header.Get("Link") != want {
+		if want := fmt.Sprintf(`</plants?after=%d&limit=%d%s>; rel="next"`, last, shape.limit, tagParam); r.Header.Get("Link") != want {
 			t.Fatalf("GET %s: Link %q, want %q", path, r.Header.Get("Link"), want)
 		}
 		path = next
@@ -184,21 +190,25 @@ func TestWalkInterleaved(t *testing.T) {
 	testWalkInterleaved(t, testConfig(t))
 }
 
+// walkInterleaved: 1,000 plants in pages of 13, 77 pages.
+var walkInterleaved = walkShape{plants: 1_000, limit: 13}
+
 // testWalkInterleaved changes the store between pages in the three ways that
 // break offset paging, so it knows exactly what the walk must see: before
 // each page it creates a plant after the cursor (to be seen), creates one
 // before it (not to be seen: the walk is past it) and deletes a seeded
 // plant after it (not to be seen: gone before the walk got there).
 func testWalkInterleaved(t *testing.T, cfg config) {
+	shape := walkInterleaved
 	s := startServer(t, cfg)
-	seedWalk(t, s, walkSeedIDs())
-	stored := make(map[int64]bool, walkPlants+200) // what the store holds
-	for _, id := range walkSeedIDs() {
+	seedWalk(t, s, shape.walkSeedIDs())
+	stored := make(map[int64]bool, shape.plants+200) // what the store holds
+	for _, id := range shape.walkSeedIDs() {
 		stored[id] = true
 	}
 	wantSeen := maps.Clone(stored)
 
-	seen := walk(t, s, nil, func(after *int64) func() {
+	seen := walk(t, s, shape, nil, func(after *int64) func() {
 		if after == nil {
 			return func() {}
 		}
@@ -232,9 +242,16 @@ func testWalkInterleaved(t *testing.T, cfg config) {
 				want = append(want, id)
 			}
 		}
-		assertSameIDs(t, "walk with tag "+show(tag), walk(t, s, tag, nil), want)
+		assertSameIDs(t, "walk with tag "+show(tag), walk(t, s, shape, tag, nil), want)
 	}
 }
+
+// walkConcurrent: 5,000 plants in pages of 67, some 80 pages with the
+// creates. Not fewer plants in smaller pages: every fifth seeded plant is
+// one the deleter may delete, and it makes about a third of the 30 writes
+// of each page, some 850 in all; a seed of 5,000 has 1,000 for it, so it
+// deletes during every page.
+var walkConcurrent = walkShape{plants: 5_000, limit: 67}
 
 func TestWalkConcurrent(t *testing.T) {
 	t.Parallel()
@@ -248,13 +265,14 @@ func TestWalkConcurrent(t *testing.T) {
 // every page overlaps writes and the load stays bounded. The plants that
 // must be seen are the seeded ones never deleted, which exist throughout.
 func testWalkConcurrent(t *testing.T, cfg config) {
+	shape := walkConcurrent
 	s := startServer(t, cfg)
-	seeded := walkSeedIDs()
+	seeded := shape.walkSeedIDs()
 	seedWalk(t, s, seeded)
 
 	rng := rand.New(rand.NewPCG(4, 137)) // fixed: a failure can be replayed
 	var stable, deletable []int64
-	mayExist := make(map[int64]bool, 2*walkPlants)
+	mayExist := make(map[int64]bool, 2*shape.plants)
 	for i, id := range seeded {
 		mayExist[id] = true
 		if i%5 == 0 {
@@ -322,7 +340,7 @@ func testWalkConcurrent(t *testing.T, cfg config) {
 	defer stopWriters() // also when the walk fails the test
 
 	pages := 0
-	seen := walk(t, s, nil, func(*int64) func() {
+	seen := walk(t, s, shape, nil, func(*int64) func() {
 		pages++
 		pending.Add(batch)
 		for range batch {
@@ -356,5 +374,5 @@ func testWalkConcurrent(t *testing.T, cfg config) {
 	for _, id := range writers[2].done {
 		delete(final, id)
 	}
-	assertSameIDs(t, "walk at rest", walk(t, s, nil, nil), sortedKeys(final))
+	assertSameIDs(t, "walk at rest", walk(t, s, shape, nil, nil), sortedKeys(final))
 }
