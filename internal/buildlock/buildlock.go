@@ -54,6 +54,7 @@ func Args() (version, revision string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	//nolint:gosec // G204: git, in the repository's own root
 	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
 	if err != nil {
 		return "", "", fmt.Errorf("git rev-parse HEAD: %w", err)
