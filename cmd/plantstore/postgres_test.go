@@ -26,8 +26,10 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// TestMain removes the PostgreSQL cluster the tests shared.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain starts the PostgreSQL cluster the tests share while the first
+// tests run (most tests run on every store, postgres among them), and
+// removes it at the end.
+func TestMain(m *testing.M) { pgtest.MainStartingCluster(m) }
 
 // The black-box API tests that run on every store (forEachStore) run on
 // postgres too, each on a fresh database of the shared test cluster.
