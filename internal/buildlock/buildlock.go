@@ -9,6 +9,7 @@
 package buildlock
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -55,7 +56,7 @@ func Args() (version, revision string, err error) {
 		return "", "", err
 	}
 	//nolint:gosec // G204: git, in the repository's own root
-	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	out, err := exec.CommandContext(context.Background(), "git", "-C", root, "rev-parse", "HEAD").Output()
 	if err != nil {
 		return "", "", fmt.Errorf("git rev-parse HEAD: %w", err)
 	}
