@@ -4,12 +4,13 @@
 // removed afterwards. No mocks: the stores and the service talk to it as
 // they talk to a production database.
 //
-// A test package shares one cluster (started on first use, stopped by Main)
-// and gives each test a database of its own: an empty one with NewDatabase,
-// or one with a schema in place with NewMigratedDatabase. Tests may run in
-// parallel. A database a test is done with is handed to the next one once
-// it is as a fresh one (reuse.go): creating databases cost more than most
-// tests. A test that stops and starts the server gets a cluster of its own
+// A test package shares one cluster (started on first use, or while the
+// first tests run with MainStartingCluster; stopped by Main) and gives each
+// test a database of its own: an empty one with NewDatabase, or one with a
+// schema in place with NewMigratedDatabase. Tests may run in parallel. A
+// database a test is done with is handed to the next one once it is as a
+// fresh one (reuse.go): creating databases cost more than most tests. A
+// test that stops and starts the server gets a cluster of its own
 // with NewCluster. Every cluster starts from a copy of one data directory
 // that initdb made (initdb.go).
 //
