@@ -1,6 +1,7 @@
 package plants
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,13 +26,8 @@ func TestPostgresMetrics(t *testing.T) {
 		"plantstore_postgres_commits_unreplicated_total": 0,
 		"plantstore_postgres_change_listens_total":       0, // never started
 	}
-	if len(got) != len(want) {
+	if !maps.Equal(got, want) {
 		t.Fatalf("metrics = %v, want %v", got, want)
-	}
-	for name, v := range want {
-		if g, ok := got[name]; !ok || g != v {
-			t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
-		}
 	}
 
 	// Another store configured: nothing to export.
