@@ -86,11 +86,7 @@ func TestBoltGroupCommitMetrics(t *testing.T) {
 			t.Errorf("the scrape has no line %q; its bolt series:\n%s", series, grepLines(text, "plantstore_bolt"))
 		}
 	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
-	}
+	checkMetrics(t, promtool, text)
 }
 
 // stopServer stops an in-process app before the test ends (its cleanup

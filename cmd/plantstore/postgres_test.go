@@ -6,7 +6,6 @@ package main
 // database cannot be reached.
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -225,9 +224,5 @@ func TestPostgresReplicationMetrics(t *testing.T) {
 			t.Errorf("the scrape has no line %q; its postgres series:\n%s", series, grepLines(text, "plantstore_postgres"))
 		}
 	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
-	}
+	checkMetrics(t, promtool, text)
 }

@@ -14,7 +14,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -445,11 +444,7 @@ func TestWebhookMetricsPassPromtool(t *testing.T) {
 		return strings.Contains(text, `plantstore_webhook_attempts_total{endpoint="crm",outcome="delivered",status_class="2xx"} 1`) &&
 			strings.Contains(text, `plantstore_webhook_pending{endpoint="crm"} 0`)
 	})
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) != 0 {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
-	}
+	checkMetrics(t, promtool, text)
 	for _, series := range []string{
 		`plantstore_webhook_delivery_latency_seconds_count{endpoint="crm"} 1`,
 		`plantstore_webhook_dead_letters{endpoint="crm"} 0`,
