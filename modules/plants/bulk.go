@@ -114,7 +114,9 @@ func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	queue := make(chan *pending, importWindow)
+	// Besides the queued lines, the writer holds one (waiting for its
+	// result) and the reader one (started, waiting for room in the queue).
+	queue := make(chan *pending, importWindow-2)
 	written := make(chan struct{})
 	go func() {
 		defer close(written)
@@ -216,19 +218,19 @@ func (im *Importer) start(ctx context.Context, line int, b []byte, recent *recen
 }
 
 // recentIDs are the lines started lately, by id. Only the last
-// importWindow+2 can still be in flight: the queue holds importWindow, the
-// writer one, and the reader one it is about to queue; older ones are
-// forgotten, so the map stays small however long the stream.
+// importWindow can still be in flight (the queue's, the writer's and the
+// reader's, see serve); older ones are forgotten, so the map stays small
+// however long the stream.
 type recentIDs struct {
 	pending map[int64]*pending
-	order   []*pending // a ring of the last importWindow+2
+	order   []*pending // a ring of the last importWindow
 	next    int
 }
 
 // add records p and returns the line before it with the same id, if it
 // may still be in flight.
 func (r *recentIDs) add(p *pending) *pending {
-	const keep = importWindow + 2
+	const keep = importWindow
 	if len(r.order) < keep {
 		r.order = append(r.order, p)
 	} else {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -194,54 +194,64 @@ func TestBulkImportRefusesOtherBodies(t *testing.T) {
 	}
 }
 
-// meetingStore holds the first create until a second one is in flight
-// (or a generous bound passes): a stream fed one create at a time never
-// shows two at once.
-type meetingStore struct {
+// gateStore holds every create until open is closed, counting those it
+// holds.
+type gateStore struct {
 	plant.Store
-	mu       sync.Mutex
-	inFlight int
-	most     int
-	met      chan struct{}
-	once     sync.Once
+	open chan struct{}
+	mu   sync.Mutex
+	held int
 }
 
-func (s *meetingStore) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
+func (s *gateStore) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	s.mu.Lock()
-	s.inFlight++
-	s.most = max(s.most, s.inFlight)
-	if s.inFlight >= 2 {
-		s.once.Do(func() { close(s.met) })
-	}
+	s.held++
 	s.mu.Unlock()
-	select {
-	case <-s.met:
-	case <-time.After(10 * time.Second): // fed one at a time: most stays 1
-		s.once.Do(func() { close(s.met) })
-	}
-	defer func() { s.mu.Lock(); s.inFlight--; s.mu.Unlock() }()
+	<-s.open
 	return s.Store.Create(ctx, p)
 }
 
 // TestBulkImportFeedsTheStoreConcurrently: the creates of one stream run
-// at once, at most the window of them, and the results still come in the
-// lines' order.
+// at once, exactly the window of them when the store stalls, and the
+// results still come in the lines' order. Under synctest, the moment
+// every goroutine waits (the creates at the store, the reader on a full
+// window) is exact; the handler is called directly since a socket would
+// not let the bubble settle.
 func TestBulkImportFeedsTheStoreConcurrently(t *testing.T) {
-	store := &meetingStore{Store: memstore.New(), met: make(chan struct{})}
-	srv := newBulkServer(t, store, DefaultMaxBodyBytes, DefaultMaxImportBytes)
-	const n = 3000
-	var body, want strings.Builder
-	for i := range n {
-		fmt.Fprintf(&body, `{"id":%d,"name":"p%d"}`+"\n", n-i, i)
-		fmt.Fprintf(&want, `{"line":%d,"id":%d,"result":"created"}`+"\n", i+1, n-i)
-	}
-	status, _, got := postImport(t, srv, "application/x-ndjson", body.String())
-	if status != http.StatusOK || got != want.String() {
-		t.Fatalf("import = %d, %d bytes; want the %d results in order", status, len(got), n)
-	}
-	if store.most < 2 || store.most > importWindow+1 {
-		t.Fatalf("at most %d creates at once, want 2 to %d", store.most, importWindow+1)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		store := &gateStore{Store: memstore.New(), open: make(chan struct{})}
+		h, err := NewHandlers(store, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 3000
+		var body, want strings.Builder
+		for i := range n {
+			fmt.Fprintf(&body, `{"id":%d,"name":"p%d"}`+"\n", n-i, i)
+			fmt.Fprintf(&want, `{"line":%d,"id":%d,"result":"created"}`+"\n", i+1, n-i)
+		}
+		req := httptest.NewRequest(http.MethodPost, ImportPath, strings.NewReader(body.String()))
+		req.Header.Set("Content-Type", NDJSONContentType)
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			NewImporter(h, 0, 0, 0).serve(rec, req)
+		}()
+
+		synctest.Wait()
+		store.mu.Lock()
+		held := store.held
+		store.mu.Unlock()
+		if held != importWindow {
+			t.Errorf("%d creates in flight when the store stalls, want the window, %d", held, importWindow)
+		}
+		close(store.open)
+		<-served
+		if rec.Code != http.StatusOK || rec.Body.String() != want.String() {
+			t.Fatalf("import = %d, %d bytes; want the %d results in order", rec.Code, rec.Body.Len(), n)
+		}
+	})
 }
 
 // TestBulkImportRequiresWriteScope: the import creates, so it needs the
