@@ -91,8 +91,13 @@ test: ## every test (or those of PKGS), with the race detector; ends with the sk
 # second before it exits, for reports from goroutines still running; the
 # inner loop, thirty-odd packages, does without that wait (atexit_sleep_ms;
 # a race seen while the tests run is reported as ever), make test keeps it.
+# These tests mostly wait (on PostgreSQL's disk, on loopback sockets) rather
+# than compute, so twice as many packages as processors run at once
+# (SHORT_PARALLEL); make test keeps go test's default, one per processor,
+# since its image builds and clusters do compute.
+SHORT_PARALLEL ?= $(shell echo $$(( 2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) )))
 test-short: ## the inner loop: every unit and in-process test (go test -short), with the race detector
-	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) run $(GOTESTSUM) --format pkgname --hide-summary=skipped -- -short -race -count=1 -timeout 10m $(PKGS)
+	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) run $(GOTESTSUM) --format pkgname --hide-summary=skipped -- -short -race -count=1 -p $(SHORT_PARALLEL) -timeout 10m $(PKGS)
 
 lint: ## gofmt, go vet, golangci-lint, govulncheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
