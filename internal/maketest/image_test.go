@@ -15,6 +15,7 @@ import (
 // need no program it does not list (kubectl's own kustomize, no separate
 // kustomize; yq only as mikefarah's, named).
 func TestKubernetesDocBuildsTheImageTheManifestsName(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(root(t), "docs", "kubernetes.md"))
 	if err != nil {
 		t.Fatal(err)

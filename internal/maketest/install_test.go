@@ -13,6 +13,7 @@ import (
 // TestInstallPutsPlantstoreOnGOBIN: make install copies the binary it
 // builds, with its version stamp, to GOBIN, as go install would.
 func TestInstallPutsPlantstoreOnGOBIN(t *testing.T) {
+	t.Parallel()
 	testmode.SkipIfShort(t, "builds the binary through make install")
 	dir := t.TempDir()
 	gobin := filepath.Join(dir, "gobin")

@@ -63,6 +63,7 @@ func startMakeRun(t *testing.T, dir string) string {
 // checks what they answer. Only the address differs: make run listens on a
 // free port here, where the README says 127.0.0.1:8080.
 func TestReadmeWalkThrough(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	api := startMakeRun(t, dir)
 	run := func(t *testing.T, name string) string {

@@ -28,6 +28,7 @@ func curlLine(url string) string {
 // the admin listener has no auth (PUT /loglevel), so make run keeps both
 // listeners off the network unless told otherwise.
 func TestRunListensOnLoopbackByDefault(t *testing.T) {
+	t.Parallel()
 	out := dryRun(t, "run")
 	for _, want := range []string{
 		"PLANTSTORE_HTTP_ADDR=127.0.0.1:8080 ",
@@ -43,6 +44,7 @@ func TestRunListensOnLoopbackByDefault(t *testing.T) {
 // TestRunPrintsAUsableCurlLine checks the printed URL for each form of
 // HTTP_ADDR: with a host, and without one (every interface).
 func TestRunPrintsAUsableCurlLine(t *testing.T) {
+	t.Parallel()
 	for addr, url := range map[string]string{
 		"127.0.0.1:8081": "http://127.0.0.1:8081",
 		":8081":          "http://localhost:8081",
@@ -59,6 +61,7 @@ func TestRunPrintsAUsableCurlLine(t *testing.T) {
 // would, pastes the printed request, and asks the admin listener, which must
 // be on ADMIN_ADDR.
 func TestRunServesWhereItSays(t *testing.T) {
+	t.Parallel()
 	testmode.SkipIfShort(t, "builds and runs the binary through make run")
 	dir := t.TempDir()
 	api, admin := freeAddr(t), freeAddr(t)

@@ -12,6 +12,7 @@ const fixture = "./internal/maketest/testdata/skips"
 // TestTestSummarizesSkips: make test, without -v, ends with every skipped
 // test and its reason, and under CI=true a skip fails the run.
 func TestTestSummarizesSkips(t *testing.T) {
+	t.Parallel()
 	// First make sure make test would run only the fixture: a Makefile
 	// without PKGS would run the whole suite, this test included.
 	if dry := mustMake(t, "-n", "test", "PKGS="+fixture); !strings.Contains(dry, fixture) {
@@ -46,6 +47,7 @@ func TestTestSummarizesSkips(t *testing.T) {
 // and, skipping being what -short is for, succeeds under CI=true with a
 // skipped test, which its closing line counts without listing it.
 func TestTestShortAllowsItsSkips(t *testing.T) {
+	t.Parallel()
 	if dry := mustMake(t, "-n", "test-short", "PKGS="+fixture); !strings.Contains(dry, fixture) || !strings.Contains(dry, " -short ") {
 		t.Fatalf("make -n test-short PKGS=%s does not run the package with -short:\n%s", fixture, dry)
 	}

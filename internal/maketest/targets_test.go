@@ -11,6 +11,7 @@ import (
 // TestHelpListsEveryTarget: make help has a line for each target the
 // Makefile declares phony, which is every target it has.
 func TestHelpListsEveryTarget(t *testing.T) {
+	t.Parallel()
 	makefile, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +32,7 @@ func TestHelpListsEveryTarget(t *testing.T) {
 // TestCleanRemovesWhatRunMade: make clean removes the binary and the
 // development data, and nothing else that is in the data directory.
 func TestCleanRemovesWhatRunMade(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin", "plantstore")
 	data := filepath.Join(dir, "data")

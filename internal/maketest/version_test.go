@@ -14,6 +14,7 @@ import (
 // without tags, as CI may make) stamps the latest release in CHANGELOG.md
 // and the commit, not a bare commit hash; a tag wins once there is one.
 func TestVersionWithoutTags(t *testing.T) {
+	t.Parallel()
 	release, err := repo.LatestRelease()
 	if err != nil {
 		t.Fatal(err)
