@@ -109,7 +109,8 @@ func TestSessionSettings(t *testing.T) {
 }
 
 // TestLibpqEnvironment: with an empty URL, the PG* variables say where the
-// database is, as they do for psql.
+// database is, as they do for psql. Not parallel: t.Setenv sets the
+// process's environment, which Go forbids in a parallel test.
 func TestLibpqEnvironment(t *testing.T) {
 	c := pgtest.Shared(t)
 	cfg, err := pgx.ParseConfig(c.NewDatabase(t))
@@ -273,13 +274,11 @@ func TestStatementErrorIsNotUnavailable(t *testing.T) {
 	}
 }
 
-// TestRecoversWhenTheServerReturns: while the server is down every call is
+// testRecoversWhenTheServerReturns: while the server is down every call is
 // unavailable; once it is back the same store serves again, without being
-// reopened.
-func TestRecoversWhenTheServerReturns(t *testing.T) {
-	t.Parallel()
-	c := pgtest.NewCluster(t)
-	s := openStore(t, Config{URL: c.NewDatabase(t), ConnectTimeout: time.Second})
+// reopened. It runs in TestOnAClusterAlone: it stops c's server.
+func testRecoversWhenTheServerReturns(t *testing.T, c *pgtest.Cluster) {
+	s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema), ConnectTimeout: time.Second})
 	want := plant.Plant{ID: 1, Name: "before", Tag: plant.StringPtr("t")}
 	if _, err := s.Create(ctx, want); err != nil {
 		t.Fatal(err)
