@@ -3,8 +3,11 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +20,24 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain starts the shared cluster while the first tests run, and runs
+// at least four tests at once (go test's default is one per processor,
+// -parallel says otherwise): the package's tests mostly wait on
+// PostgreSQL, its locks, leases and timeouts, rather than compute. Not
+// many more: each test running at once holds a database of its own on the
+// shared cluster, and more of them means more databases made, which costs
+// the machine more than the waits it saves.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0)))); err != nil {
+			panic(err)
+		}
+	}
+	pgtest.MainStartingCluster(m)
+}
 
 // plantsSchema is the store's schema: pgtest migrates a database once and
 // hands it, truncated, from test to test.
