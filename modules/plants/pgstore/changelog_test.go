@@ -57,7 +57,7 @@ func spellRecords(recs []outbox.Record) []string {
 // run before the check) while the delete runs, so that the order is the
 // one that tells.
 func testVersionOfACreateThatWaitedForADelete(t *testing.T, c *pgtest.Cluster) {
-	url := c.NewMigratedDatabase(t, plantsSchema) // the trigger alters it: dropped after, not reused
+	url := c.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
 		t.Fatal(err)
@@ -69,6 +69,14 @@ BEGIN PERFORM pg_advisory_lock_shared(4242); PERFORM pg_advisory_unlock_shared(4
 CREATE TRIGGER test_gate BEFORE INSERT ON plants FOR EACH ROW EXECUTE FUNCTION test_gate()`); err != nil {
 		t.Fatal(err)
 	}
+	// The trigger goes with its function (before the store closes: a create
+	// held by the trigger ends once the lock is let go), and pgtest hands
+	// the database to the next test rather than drop it and make another.
+	t.Cleanup(func() {
+		if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock_all(); DROP FUNCTION test_gate() CASCADE`); err != nil {
+			t.Errorf("drop the test's trigger: %v", err)
+		}
+	})
 	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, gate); err != nil {
 		t.Fatal(err)
 	}
