@@ -20,8 +20,9 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
 
-// TestMain starts the shared cluster while the first tests run, and runs
-// at least four tests at once (go test's default is one per processor,
+// TestMain starts the shared cluster and the one TestOnAClusterAlone takes
+// as the run begins, side by side while the serial tests run rather than
+// one after the other, and runs at least four tests at once (go test's default is one per processor,
 // -parallel says otherwise): the package's tests mostly wait on
 // PostgreSQL, its locks, leases and timeouts, rather than compute. Not
 // many more: each test running at once holds a database of its own on the
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	pgtest.MainStartingCluster(m)
+	pgtest.MainStartingClusters(m, 1)
 }
 
 // plantsSchema is the store's schema: pgtest migrates a database once and
