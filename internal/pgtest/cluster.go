@@ -11,7 +11,8 @@
 // database a test is done with is handed to the next one once it is as a
 // fresh one (reuse.go): creating databases cost more than most tests. A
 // test that stops and starts the server gets a cluster of its own
-// with NewCluster. Every cluster starts from a copy of one data directory
+// with NewCluster (started while the first tests run, for as many as
+// MainStartingClusters says). Every cluster starts from a copy of one data directory
 // that initdb made (initdb.go).
 //
 // PostgreSQL refuses to run as root. When the tests run as root (CI
@@ -85,7 +86,7 @@ type Cluster struct {
 // cheaper.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
-	c, err := StartCluster()
+	c, err := early.take(StartCluster) // one MainStartingClusters began, if any
 	if err != nil {
 		unavailable(t, err)
 	}

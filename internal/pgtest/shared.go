@@ -27,8 +27,12 @@ func Main(m *testing.M) {
 	mainRunning = true
 	code := m.Run()
 	sharedStart.Wait()
+	unused := early.untaken()
 	if shared != nil {
-		if err := shared.Destroy(); err != nil {
+		unused = append(unused, shared)
+	}
+	for _, c := range unused {
+		if err := c.Destroy(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 			code = max(code, 1)
 		}
@@ -44,6 +48,77 @@ func Main(m *testing.M) {
 func MainStartingCluster(m *testing.M) {
 	sharedStart.Go(func() { sharedOnce.Do(startShared) })
 	Main(m)
+}
+
+// MainStartingClusters is MainStartingCluster for a package whose tests
+// also take clusters of their own (NewCluster): it starts own of those too
+// while the first tests run, and NewCluster hands them out, as they come
+// up, before it starts any. A run whose tests take fewer pays for the rest
+// started and removed for nothing.
+func MainStartingClusters(m *testing.M, own int) {
+	early.begin(own, StartCluster)
+	MainStartingCluster(m)
+}
+
+// early holds the clusters of their own MainStartingClusters began.
+var early earlyStarts
+
+// earlyStarts are cluster starts begun before any test asked for them.
+type earlyStarts struct {
+	mu    sync.Mutex
+	left  int                 // begun and not taken
+	ready chan startedCluster // each begun one, once its start ends
+}
+
+type startedCluster struct {
+	c   *Cluster
+	err error
+}
+
+// begin begins n starts.
+func (e *earlyStarts) begin(n int, start func() (*Cluster, error)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.left = n
+	e.ready = make(chan startedCluster, n)
+	for range n {
+		go func() {
+			c, err := start()
+			e.ready <- startedCluster{c, err}
+		}()
+	}
+}
+
+// take returns a begun cluster, waiting for the rest of its start, or
+// starts one with start when none is left.
+func (e *earlyStarts) take(start func() (*Cluster, error)) (*Cluster, error) {
+	e.mu.Lock()
+	begun := e.left > 0
+	if begun {
+		e.left--
+	}
+	e.mu.Unlock()
+	if !begun {
+		return start()
+	}
+	s := <-e.ready
+	return s.c, s.err
+}
+
+// untaken waits for the begun starts that no test took and returns the
+// clusters they started, for Main to remove.
+func (e *earlyStarts) untaken() []*Cluster {
+	e.mu.Lock()
+	left := e.left
+	e.left = 0
+	e.mu.Unlock()
+	var cs []*Cluster
+	for range left {
+		if s := <-e.ready; s.c != nil {
+			cs = append(cs, s.c)
+		}
+	}
+	return cs
 }
 
 // Shared returns the test binary's shared cluster, starting it on first

@@ -102,9 +102,12 @@ func TestABadCreateFailsAlone(t *testing.T) {
 }
 
 // createBehindBusyLanes holds both create lanes busy, queues a create of
-// each plant in order, then frees the lanes and returns the outcomes. The
-// lanes are held by a transaction of the test's that locks rows they
-// insert (ids 1 and 2, which they store), so nothing depends on timing.
+// each plant in order, then frees the lanes and returns the outcomes. Each
+// lane is held by a transaction of the test's that locks the row it
+// inserts (ids 1 and 2, which they store), and they are let go one at a
+// time: the first lane takes every queued create into its next statement
+// before the second is free to take any (freed at once, the two could
+// split them), so nothing depends on timing.
 func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Plant) []error {
 	t.Helper()
 	// The lanes must be waiting for creates when the first two arrive, or
@@ -114,17 +117,19 @@ func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Pl
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	blocker, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocker.Close(ctx)
-	tx, err := blocker.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO plants (id, name) VALUES (1, 'held'), (2, 'held')`); err != nil {
-		t.Fatal(err)
+	holds := make([]pgx.Tx, 2) // holds[i] locks id i+1
+	for i := range holds {
+		blocker, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer blocker.Close(ctx)
+		if holds[i], err = blocker.Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := holds[i].Exec(ctx, `INSERT INTO plants (id, name) VALUES ($1, 'held')`, i+1); err != nil {
+			t.Fatal(err)
+		}
 	}
 	outcome := func(p plant.Plant) <-chan error {
 		ch := make(chan error, 1)
@@ -141,12 +146,15 @@ func createBehindBusyLanes(t *testing.T, s *Store, url string, plants []plant.Pl
 		outcomes[i] = outcome(p)
 		waitFor(t, "the create queued", func() bool { return s.creates.queue.Len() == i+1 })
 	}
-	if err := tx.Rollback(ctx); err != nil { // frees the lanes
-		t.Fatal(err)
-	}
 	for i, ch := range lanes {
+		if err := holds[i].Rollback(ctx); err != nil { // frees the lane
+			t.Fatal(err)
+		}
 		if err := <-ch; err != nil {
 			t.Fatalf("lane %d's create: %v", i+1, err)
+		}
+		if i == 0 {
+			waitFor(t, "the first lane to take the queued creates", func() bool { return s.creates.queue.Len() == 0 })
 		}
 	}
 	errs := make([]error, len(plants))

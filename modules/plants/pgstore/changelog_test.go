@@ -14,9 +14,9 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// The tests of this file read the change log, which shows a change once
-// every older transaction of the cluster has ended, whatever its database:
-// they run alone, not in parallel with tests that hold transactions open.
+// The tests of this file that read the change log run in TestOnAClusterAlone
+// (solo_test.go): the log shows a change once every older transaction of
+// the cluster has ended, whatever its database.
 
 // changesOf reads the whole change log after a cursor.
 func changesOf(t *testing.T, s *Store, after outbox.Cursor) []outbox.Record {
@@ -56,8 +56,8 @@ func spellRecords(recs []outbox.Record) []string {
 // of the test's holds the create between the two (BEFORE INSERT triggers
 // run before the check) while the delete runs, so that the order is the
 // one that tells.
-func TestVersionOfACreateThatWaitedForADelete(t *testing.T) {
-	url := pgtest.NewMigratedDatabase(t, plantsSchema) // the trigger alters it: dropped after, not reused
+func testVersionOfACreateThatWaitedForADelete(t *testing.T, c *pgtest.Cluster) {
+	url := c.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
 		t.Fatal(err)
@@ -69,6 +69,14 @@ BEGIN PERFORM pg_advisory_lock_shared(4242); PERFORM pg_advisory_unlock_shared(4
 CREATE TRIGGER test_gate BEFORE INSERT ON plants FOR EACH ROW EXECUTE FUNCTION test_gate()`); err != nil {
 		t.Fatal(err)
 	}
+	// The trigger goes with its function (before the store closes: a create
+	// held by the trigger ends once the lock is let go), and pgtest hands
+	// the database to the next test rather than drop it and make another.
+	t.Cleanup(func() {
+		if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock_all(); DROP FUNCTION test_gate() CASCADE`); err != nil {
+			t.Errorf("drop the test's trigger: %v", err)
+		}
+	})
 	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, gate); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +135,7 @@ WHERE datname = current_database() AND application_name = 'plantstore' AND wait_
 // Here the waiting transaction first creates an unrelated plant, as a
 // batched create does, then changes plant 1, which the other transaction
 // changed and holds uncommitted.
-func TestAChangeThatWaitedForAnotherComesAfterIt(t *testing.T) {
+func testAChangeThatWaitedForAnotherComesAfterIt(t *testing.T, c *pgtest.Cluster) {
 	replace := func(name string) (string, []any) {
 		return replaceStatement.plain, []any{int64(1), name, (*string)(nil)}
 	}
@@ -145,7 +153,7 @@ func TestAChangeThatWaitedForAnotherComesAfterIt(t *testing.T) {
 		{"delete after replace", replace, deletion, []string{"plant.created 1", "plant.updated 1", "plant.deleted 1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := pgtest.NewMigratedDatabase(t, plantsSchema)
+			url := c.NewMigratedDatabase(t, plantsSchema)
 			s := openStore(t, Config{URL: url})
 			if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
 				t.Fatal(err)
@@ -212,8 +220,8 @@ func TestAChangeThatWaitedForAnotherComesAfterIt(t *testing.T) {
 
 // The pruner removes the plant heads below every running transaction's
 // id, and keeps those a change to come may still need.
-func TestPruneHeadsKeepsWhatARunningTransactionNeeds(t *testing.T) {
-	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+func testPruneHeadsKeepsWhatARunningTransactionNeeds(t *testing.T, c *pgtest.Cluster) {
+	url := c.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	for id := int64(1); id <= 3; id++ {
 		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "fern"}); err != nil {
@@ -257,8 +265,8 @@ func TestPruneHeadsKeepsWhatARunningTransactionNeeds(t *testing.T) {
 // since, hides them from Changes (and Head) until it ends: then they all
 // appear, after the cursor a follower already had, in cursor order, none
 // skipped.
-func TestAnOpenOlderTransactionHidesLaterChanges(t *testing.T) {
-	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+func testAnOpenOlderTransactionHidesLaterChanges(t *testing.T, c *pgtest.Cluster) {
+	url := c.NewMigratedDatabase(t, plantsSchema)
 	s := openStore(t, Config{URL: url})
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "before"}); err != nil {
 		t.Fatal(err)
@@ -323,8 +331,10 @@ func TestAnOpenOlderTransactionHidesLaterChanges(t *testing.T) {
 
 // Wait wakes at a change committed by another replica: each store holds a
 // LISTEN connection, connected again when it is lost, and a change is
-// notified once committed.
+// notified once committed. In parallel with other tests: it reads no
+// change log, and notifications stay in their database.
 func TestWaitWakesAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewMigratedDatabase(t, plantsSchema)
 	writer := openStore(t, Config{URL: url})
 	follower := openStore(t, Config{URL: url + "&application_name=follower"})
@@ -343,7 +353,8 @@ func TestWaitWakesAcrossReplicas(t *testing.T) {
 		if i == 3 {
 			// The listener's connection is lost: it connects again (and
 			// wakes its waiters then, who may have missed a change).
-			if n := queryInt(t, url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'follower listener'`); n != 1 {
+			if n := queryInt(t, url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+WHERE datname = current_database() AND application_name = 'follower listener'`); n != 1 {
 				t.Fatalf("terminated %d listeners, want the follower's", n)
 			}
 			waitFor(t, "the follower's listener again", func() bool { return follower.Stats().ChangeListens == 2 })
@@ -365,8 +376,8 @@ func TestWaitWakesAcrossReplicas(t *testing.T) {
 
 // A replace with the content stored writes nothing: no row version, no
 // record, and it succeeds.
-func TestIdenticalReplaceWritesNothing(t *testing.T) {
-	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+func testIdenticalReplaceWritesNothing(t *testing.T, c *pgtest.Cluster) {
+	s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
 	fern := plant.Plant{ID: 1, Name: "fern", Tag: plant.StringPtr("green")}
 	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatal(err)
@@ -397,8 +408,8 @@ func TestIdenticalReplaceWritesNothing(t *testing.T) {
 // statement: a statement that fails (here on the plan's own rows, two
 // with one webhook-id) commits neither the change nor its record nor any
 // row, and the plan hears the error.
-func TestPlanRowsOfAFailedChangeAreNotWritten(t *testing.T) {
-	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
+	s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
 	type told struct {
 		committed map[int64]outbox.Committed
 		err       error
@@ -471,8 +482,11 @@ func TestPlanRowsOfAFailedChangeAreNotWritten(t *testing.T) {
 }
 
 // A cursor older than the retention is gone once the store's pruner has
-// run: Start spawns it, ChangesRetention sets its window.
+// run: Start spawns it, ChangesRetention sets its window. In parallel with
+// other tests: pruning, a gone cursor and the head after it do not depend
+// on the cluster's other transactions (the log's only change is pruned).
 func TestThePrunerRemovesOldChanges(t *testing.T) {
+	t.Parallel()
 	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema), ChangesRetention: 50 * time.Millisecond})
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); err != nil {
 		t.Fatal(err)

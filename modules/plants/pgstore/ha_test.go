@@ -17,6 +17,13 @@ import (
 // The tests of this file run a primary with a synchronous standby
 // (pgtest.NewPair), the production shape of docs/reliability.md's
 // "Replication": a 200 must mean the plant is on the standby too.
+//
+// They are not parallel, though each pair is the test's own: they race
+// deadlines of a fraction of a second against the store's (a queued create
+// must still be queued at its 300 ms deadline, before the lanes' callers
+// leave at theirs and free the lanes), which the load of other tests
+// running alongside could reorder, and each starts two servers and takes a
+// base backup, which would be that load. -short skips them.
 
 const haDB = "plants"
 
@@ -433,9 +440,9 @@ func TestCreateLanesGoOnPastStalledCommits(t *testing.T) {
 }
 
 // xidCounter turns autovacuum off on s's server (its analyses would take
-// transaction ids) and returns a reading of the next transaction id, which
-// counts the transactions that took one since: on a cluster of the test's
-// own, only the store's.
+// transaction ids) until the test ends, and returns a reading of the next
+// transaction id, which counts the transactions that took one since: on a
+// cluster no other test uses meanwhile, only the store's.
 func xidCounter(t *testing.T, s *Store) func() int64 {
 	t.Helper()
 	for _, sql := range []string{`ALTER SYSTEM SET autovacuum = off`, `SELECT pg_reload_conf()`} {
@@ -443,6 +450,15 @@ func xidCounter(t *testing.T, s *Store) func() int64 {
 			t.Fatal(err)
 		}
 	}
+	// Before s closes (cleanups run last registered first): the next test
+	// on the cluster gets it as it was.
+	t.Cleanup(func() {
+		for _, sql := range []string{`ALTER SYSTEM RESET autovacuum`, `SELECT pg_reload_conf()`} {
+			if _, err := s.pool.Exec(ctx, sql); err != nil {
+				t.Errorf("%s: %v", sql, err)
+			}
+		}
+	})
 	return func() int64 {
 		var xid int64
 		if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&xid); err != nil {
@@ -478,9 +494,10 @@ func notified(t *testing.T, url string) func() {
 
 // Reads write no WAL on a server without synchronous standbys: the read
 // barrier costs a single server nothing but the statement (no transaction
-// id, so no commit record and no flush).
-func TestReadsWriteNothingWithoutSynchronousStandbys(t *testing.T) {
-	url := pgtest.NewCluster(t).NewDatabase(t)
+// id, so no commit record and no flush). It runs in TestOnAClusterAlone:
+// no other test takes transaction ids on c meanwhile.
+func testReadsWriteNothingWithoutSynchronousStandbys(t *testing.T, c *pgtest.Cluster) {
+	url := c.NewDatabase(t)
 	s := openStore(t, Config{URL: url})
 	announced := notified(t, url)
 	p := plant.Plant{ID: 1, Name: "fern"}

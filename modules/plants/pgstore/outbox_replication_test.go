@@ -15,6 +15,7 @@ import (
 // A claim whose commit's wait for the synchronous standby is canceled (an
 // operator's pg_cancel_backend) hands out nothing: its word may be lost
 // with the primary. The rows are claimable again once the lease passes.
+// Not parallel, as ha_test.go's tests of a pair are not.
 func TestPostgresClaimWhoseReplicationWasCanceledHandsOutNothing(t *testing.T) {
 	pair := pgtest.NewPair(t, "plants")
 	s := openStore(t, Config{URL: pair.MultiHostURL("plants")})

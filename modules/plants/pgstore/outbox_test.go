@@ -13,16 +13,19 @@ import (
 	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 )
 
-func TestOutboxConformance(t *testing.T) {
+// testOutboxConformance runs in TestOnAClusterAlone: the suite checks the
+// deliveries against the change log.
+func testOutboxConformance(t *testing.T, c *pgtest.Cluster) {
 	outboxtest.Run(t, func(t *testing.T) outboxtest.Subject {
-		s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+		s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
 		return outboxtest.Subject{Plants: s, Outbox: s.Outbox(), Changes: s}
 	})
 }
 
-func TestChangeLogConformance(t *testing.T) {
+// testChangeLogConformance runs in TestOnAClusterAlone.
+func testChangeLogConformance(t *testing.T, c *pgtest.Cluster) {
 	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
-		s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+		s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
 		return outboxtest.ChangeLogSubject{Plants: s, Changes: s}
 	})
 }
@@ -39,6 +42,7 @@ var (
 // replica that died holding a lease loses it when the lease ends; its late
 // result then changes nothing.
 func TestPostgresLeasesAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
 	h := struct{ box outbox.Outbox }{s.Outbox()}
 	w := outboxtest.NewWriter(outboxtest.Subject{Plants: s, Outbox: s.Outbox()}, hour)
@@ -103,6 +107,7 @@ func TestPostgresLeasesAcrossReplicas(t *testing.T) {
 // claimed delivery. A create that inserts no plant (an identical re-create)
 // writes no row.
 func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
+	t.Parallel()
 	const lease = 2 * time.Second // far longer than a create and a claim, even on a loaded machine
 	s := openStore(t, Config{URL: pgtest.NewDatabase(t)})
 	box := s.Outbox()

@@ -3,8 +3,11 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +20,25 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain starts the shared cluster and the one TestOnAClusterAlone takes
+// as the run begins, side by side while the serial tests run rather than
+// one after the other, and runs at least four tests at once (go test's default is one per processor,
+// -parallel says otherwise): the package's tests mostly wait on
+// PostgreSQL, its locks, leases and timeouts, rather than compute. Not
+// many more: each test running at once holds a database of its own on the
+// shared cluster, and more of them means more databases made, which costs
+// the machine more than the waits it saves.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0)))); err != nil {
+			panic(err)
+		}
+	}
+	pgtest.MainStartingClusters(m, 1)
+}
 
 // plantsSchema is the store's schema: pgtest migrates a database once and
 // hands it, truncated, from test to test.
@@ -109,7 +130,8 @@ func TestSessionSettings(t *testing.T) {
 }
 
 // TestLibpqEnvironment: with an empty URL, the PG* variables say where the
-// database is, as they do for psql.
+// database is, as they do for psql. Not parallel: t.Setenv sets the
+// process's environment, which Go forbids in a parallel test.
 func TestLibpqEnvironment(t *testing.T) {
 	c := pgtest.Shared(t)
 	cfg, err := pgx.ParseConfig(c.NewDatabase(t))
@@ -220,7 +242,7 @@ func TestSilentServerIsUnavailable(t *testing.T) {
 	}()
 	s, err := New(Config{
 		URL:            "postgres://postgres@" + ln.Addr().String() + "/plants?sslmode=disable",
-		ConnectTimeout: 200 * time.Millisecond,
+		ConnectTimeout: 50 * time.Millisecond, // each of assertUnavailable's seven calls waits it out
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -273,13 +295,11 @@ func TestStatementErrorIsNotUnavailable(t *testing.T) {
 	}
 }
 
-// TestRecoversWhenTheServerReturns: while the server is down every call is
+// testRecoversWhenTheServerReturns: while the server is down every call is
 // unavailable; once it is back the same store serves again, without being
-// reopened.
-func TestRecoversWhenTheServerReturns(t *testing.T) {
-	t.Parallel()
-	c := pgtest.NewCluster(t)
-	s := openStore(t, Config{URL: c.NewDatabase(t), ConnectTimeout: time.Second})
+// reopened. It runs in TestOnAClusterAlone: it stops c's server.
+func testRecoversWhenTheServerReturns(t *testing.T, c *pgtest.Cluster) {
+	s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema), ConnectTimeout: time.Second})
 	want := plant.Plant{ID: 1, Name: "before", Tag: plant.StringPtr("t")}
 	if _, err := s.Create(ctx, want); err != nil {
 		t.Fatal(err)
