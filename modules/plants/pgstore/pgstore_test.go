@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,27 +15,22 @@ import (
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/internal/poll"
+	"github.com/plantstore/plantstore/internal/testmode"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
 
 // TestMain starts the shared cluster and the one TestOnAClusterAlone takes
 // as the run begins, side by side while the serial tests run rather than
-// one after the other, and runs at least four tests at once (go test's default is one per processor,
-// -parallel says otherwise): the package's tests mostly wait on
-// PostgreSQL, its locks, leases and timeouts, rather than compute. Not
-// many more: each test running at once holds a database of its own on the
-// shared cluster, and more of them means more databases made, which costs
-// the machine more than the waits it saves.
+// one after the other, and runs at least four tests at once (-parallel
+// says otherwise): the package's tests mostly wait on PostgreSQL, its
+// locks, leases and timeouts, rather than compute. Not many more: each
+// test running at once holds a database of its own on the shared cluster,
+// and more of them means more databases made, which costs the machine
+// more than the waits it saves.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	parallelSet := false
-	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
-	if !parallelSet {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0)))); err != nil {
-			panic(err)
-		}
-	}
+	testmode.RaiseParallel(max(4, runtime.GOMAXPROCS(0)))
 	pgtest.MainStartingClusters(m, 1)
 }
 
