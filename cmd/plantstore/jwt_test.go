@@ -81,6 +81,7 @@ func (js *jwtServer) token(key *jwttest.Key, sub, scope string, edit ...func(map
 // TestJWTScopes: every operation with JWTs of each scope, the scopes from
 // the claim or from the subject mapping (a Kubernetes ServiceAccount).
 func TestJWTScopes(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	read, write := principal.ScopePlantsRead, principal.ScopePlantsWrite
 	for _, tc := range []struct {
@@ -109,6 +110,7 @@ func TestJWTScopes(t *testing.T) {
 // TestJWTRefused: each kind of bad JWT is a 401 with invalid_token, counted
 // by its reason.
 func TestJWTRefused(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	stranger, err := jwttest.NewKey("ES256", "ec-1") // a known kid, another key
 	if err != nil {
@@ -153,6 +155,7 @@ func TestJWTRefused(t *testing.T) {
 // first token that names it; with the issuer down, the keys in hand keep
 // working, /readyz stays 200 and plantstore_auth_jwks_up turns 0.
 func TestJWTRotationAndIssuerDown(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	next, err := jwttest.NewKey("EdDSA", "ed-2")
 	if err != nil {
@@ -189,6 +192,7 @@ func TestJWTRotationAndIssuerDown(t *testing.T) {
 // TestJWTCallerInAccessLog: the access log names a JWT's caller by its sub,
 // and never shows the token.
 func TestJWTCallerInAccessLog(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	token := js.token(js.ec, js.mappedSA, "")
 	if r := js.do(t, js.request(t, http.MethodGet, "/plants", token, "", nil)); r.Status != http.StatusOK {
