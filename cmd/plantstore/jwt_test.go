@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,11 @@ type jwtServer struct {
 	mappedSA string
 }
 
+// sharedRSAKey is the RS256 key the tests sign with: generating a 2048-bit
+// RSA key costs a tenth of a second of CPU or more, and the tests, each with
+// an issuer of its own, only sign with it.
+var sharedRSAKey = sync.OnceValues(func() (*jwttest.Key, error) { return jwttest.NewKey("RS256", "rsa-1") })
+
 func startJWTServer(t *testing.T) *jwtServer {
 	t.Helper()
 	iss, err := jwttest.NewIssuer("127.0.0.1:0")
@@ -45,7 +51,7 @@ func startJWTServer(t *testing.T) *jwtServer {
 	}
 	t.Cleanup(iss.Close)
 	js := &jwtServer{iss: iss, mappedSA: "system:serviceaccount:shop:dashboard"}
-	if js.rsa, err = jwttest.NewKey("RS256", "rsa-1"); err != nil {
+	if js.rsa, err = sharedRSAKey(); err != nil {
 		t.Fatal(err)
 	}
 	if js.ec, err = jwttest.NewKey("ES256", "ec-1"); err != nil {
@@ -302,7 +308,7 @@ func TestJWTsNeverInOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer iss.Close()
-	key, err := jwttest.NewKey("RS256", "rsa-1")
+	key, err := sharedRSAKey()
 	if err != nil {
 		t.Fatal(err)
 	}
