@@ -449,8 +449,14 @@ func startCommand(t *testing.T, cmd *exec.Cmd, env ...string) *process {
 		t.Fatal(err)
 	}
 	addrs := make(chan [2]string, 1)
-	go p.scan(stdout, addrs)
-	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
+	scanned := make(chan struct{})
+	go func() { p.scan(stdout, addrs); close(scanned) }()
+	// Wait closes the stdout pipe once the process has exited, so it waits
+	// for the scan to reach the pipe's end: called at once, it could drop
+	// the last lines the process wrote before exiting (a run's
+	// TestSecondSignalStopsAtOnce saw "draining" as the last line, not
+	// the stop's).
+	go func() { <-scanned; p.waitErr = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-p.exited
