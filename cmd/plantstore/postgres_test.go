@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plantstore/plantstore/deploy/k8stest"
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
@@ -33,6 +34,11 @@ import (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	raiseShortParallel()
+	// The manifests are rendered once per run, by the first test that reads
+	// them: TestManifestsConfigureTheProgram, a serial test (it sets the
+	// environment), for half a second. Rendered meanwhile, they are ready
+	// when it comes, and the serial tests leave a processor idle.
+	go func() { _, _ = k8stest.RenderAll() }()
 	pgtest.MainStartingCluster(m)
 }
 
