@@ -22,6 +22,7 @@ const (
 )
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	for i, tc := range []struct {
 		name          string
@@ -82,6 +83,7 @@ func TestAuth(t *testing.T) {
 // TestAuthOnEveryPath: unknown paths and methods need credentials too, so
 // an anonymous client cannot map the API.
 func TestAuthOnEveryPath(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	for _, tc := range []struct{ method, path string }{
 		{http.MethodGet, "/nope"},
@@ -100,6 +102,7 @@ func TestAuthOnEveryPath(t *testing.T) {
 // server: the new token is accepted and the removed one refused, with no
 // restart.
 func TestTokenRotation(t *testing.T) {
+	t.Parallel()
 	// The rotations run at the same time, each with a directory and a
 	// server of its own: each waits out the file watch's quiet time twice.
 	var rotations sync.WaitGroup

@@ -14,6 +14,7 @@ import (
 // stores nothing. The coding's 415 says what is accepted (RFC 9110
 // §15.5.16).
 func TestAmbiguousBodiesRefused(t *testing.T) {
+	t.Parallel()
 	const body = `{"id":1,"name":"fern"}`
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)

@@ -37,6 +37,7 @@ func boltConfig(t *testing.T, dir string) config {
 }
 
 func TestBoltKeepsPlantsAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, boltConfig(t, dir))
 	for _, body := range []string{`{"id":1,"name":"Monstera","tag":"tropical"}`, `{"id":-2,"name":"Fern"}`, `{"id":3,"name":"","tag":""}`} {
@@ -70,6 +71,7 @@ func TestBoltKeepsPlantsAcrossRestarts(t *testing.T) {
 // other are two commits of one write each, and an identical retry,
 // answered from a read, is none.
 func TestBoltGroupCommitMetrics(t *testing.T) {
+	t.Parallel()
 	promtool := requireProgram(t, "promtool", "apt-get install prometheus")
 	s := startServer(t, boltConfig(t, t.TempDir()))
 	for _, body := range []string{`{"id":1,"name":"Monstera"}`, `{"id":2,"name":"Fern"}`, `{"id":1,"name":"Monstera"}`} {

@@ -29,6 +29,7 @@ func wantCLI(t *testing.T, s *testServer, code int, stdout, stderr string, args 
 }
 
 func TestCLIPlants(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	wantCLI(t, s, 0, `{"id":1,"name":"Monstera","tag":"tropical"}`+"\n", "", "plants", "create", "1", "--name", "Monstera", "--tag", "tropical")
 	wantCLI(t, s, 0, `{"id":-5,"name":"Fern <&>"}`+"\n", "", "plants", "create", "--name", "Fern <&>", "--", "-5")

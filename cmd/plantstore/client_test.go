@@ -24,7 +24,10 @@ func newTestClient(t *testing.T, s *testServer, opts ...client.Option) *client.C
 }
 
 // TestClient runs every client call against the real server on every store.
-func TestClient(t *testing.T) { forEachStore(t, testClient) }
+func TestClient(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, testClient)
+}
 
 func testClient(t *testing.T, cfg config) {
 	s := startServer(t, cfg)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestCreatePlant(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, cfg config) {
 		s := startServer(t, cfg)
 		for _, step := range []struct {
@@ -102,6 +103,7 @@ var createCases = []createCase{
 }
 
 func TestCreateBadInput(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, cfg config) {
 		s := startServer(t, cfg)
 		for _, tc := range createCases {
@@ -143,6 +145,7 @@ func (tc createCase) header() string {
 // TestCreateLargestID: the largest int64 is stored and read back exactly,
 // not rounded through a float64 as a naive JSON decoder would.
 func TestCreateLargestID(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, cfg config) {
 		s := startServer(t, cfg)
 		const body = `{"id":9223372036854775807,"name":"max","tag":"edge"}`
@@ -164,6 +167,7 @@ func TestCreateLargestID(t *testing.T) {
 }
 
 func TestCreateBodyLimit(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, cfg config) {
 		s := startServer(t, cfg)
 		limit := int(cfg.Plants.MaxBodyBytes)
@@ -194,6 +198,7 @@ func TestCreateBodyLimit(t *testing.T) {
 
 // TestCreateBodyLimitConfigured: --max-body-bytes sets the limit.
 func TestCreateBodyLimitConfigured(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Plants.MaxBodyBytes = 64
 	s := startServer(t, cfg)
@@ -205,6 +210,7 @@ func TestCreateBodyLimitConfigured(t *testing.T) {
 }
 
 func TestUnknownPathAndMethod(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	for _, path := range []string{"/", "/plant", "/plants/", "/Plants", "/plants/1/leaves", "/v1/plants"} {
 		r := s.do(t, s.request(t, http.MethodPost, path, testToken, "application/json", []byte(`{"id":1,"name":"a"}`)))

@@ -12,6 +12,7 @@ import (
 // 200 with the plant again but stores nothing, so it is not counted; a
 // conflict is not counted either.
 func TestCreatedMetricCountsOnlyCreations(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, cfg config) {
 		s := startServer(t, cfg)
 		const fern = `{"id":1,"name":"fern","tag":"green"}`

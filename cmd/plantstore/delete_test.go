@@ -5,7 +5,10 @@ import (
 	"testing"
 )
 
-func TestDeletePlant(t *testing.T) { testDeletePlant(t, testConfig(t)) }
+func TestDeletePlant(t *testing.T) {
+	t.Parallel()
+	testDeletePlant(t, testConfig(t))
+}
 
 func testDeletePlant(t *testing.T, cfg config) {
 	s := startServer(t, cfg)

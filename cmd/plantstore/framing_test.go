@@ -18,6 +18,7 @@ import (
 // the bytes its Content-Length would add (a second request) are never
 // served. Nothing of it reaches the store.
 func TestAmbiguousFramingOverTCP(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	const want = `{"error":400,"message":"the request has both Transfer-Encoding and Content-Length (or Transfer-Encoding in HTTP/1.0): its end is ambiguous"}`
 	smuggled := "DELETE /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testToken + "\r\n\r\n"

@@ -6,7 +6,10 @@ import (
 	"testing"
 )
 
-func TestGetPlant(t *testing.T) { testGetPlant(t, testConfig(t)) }
+func TestGetPlant(t *testing.T) {
+	t.Parallel()
+	testGetPlant(t, testConfig(t))
+}
 
 func testGetPlant(t *testing.T, cfg config) {
 	s := startServer(t, cfg)
@@ -47,6 +50,7 @@ func testGetPlant(t *testing.T, cfg config) {
 
 // HEAD is served wherever GET is: the GET's status and headers, no body.
 func TestHeadAnswersLikeGet(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	s.post(t, `{"id":7,"name":"Aloe","tag":"succulent"}`)
 	for _, path := range []string{"/plants/7", "/plants", "/plants?limit=1", "/plants/8", "/plants?limit=0"} {

@@ -141,6 +141,7 @@ func TestSlowBodyIsCutOffAtReadTimeout(t *testing.T) {
 // TestOversizedHeadersAreRefused: headers over --max-header-bytes get 431
 // from net/http before any handler runs.
 func TestOversizedHeadersAreRefused(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.HTTP.Limits.MaxHeaderBytes = 8 << 10
 	s := startServer(t, cfg)
@@ -255,6 +256,7 @@ func sendCreate(t *testing.T, s *testServer, body string) *heldCreate {
 // requests with bad tokens still get their 401, and once the store lets
 // them through every held create answers 200 and is stored exactly.
 func TestOverTheConcurrencyCap(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, cfg config) {
 		const capacity = 4
 		cfg.HTTP.Limits.MaxConcurrentRequests = capacity
@@ -316,6 +318,7 @@ func TestOverTheConcurrencyCap(t *testing.T) {
 // TestRateLimitPerToken: a token over its burst gets 429 with Retry-After;
 // another token is unaffected.
 func TestRateLimitPerToken(t *testing.T) {
+	t.Parallel()
 	const otherToken = "other-token-9876543210"
 	cfg := testConfig(t)
 	cfg.Auth = authConfig([]string{testToken, otherToken})
@@ -345,6 +348,7 @@ func TestRateLimitPerToken(t *testing.T) {
 // TestSecurityHeadersOnEveryAnswer: success and every kind of error carry
 // Cache-Control: no-store and X-Content-Type-Options: nosniff.
 func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Plants.MaxBodyBytes = 64
 	s := startServer(t, cfg)

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -16,7 +17,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +57,35 @@ func testConfig(t testing.TB) config {
 		Auth:      authConfig([]string{testToken}),
 		Plants:    plants.Config{Store: plants.StoreMemory, Bolt: boltstore.Config{DataDir: t.TempDir()}, MaxBodyBytes: plants.DefaultMaxBodyBytes},
 		Telemetry: telemetryConfig("error"),
+	}
+}
+
+// shortParallelPerCPU is how many parallel tests (t.Parallel) run at once
+// per processor under -short, unless -parallel says otherwise. Every test
+// that starts servers of its own and leaves the environment alone is
+// parallel (one that calls t.Setenv cannot be, and runs before them), and
+// much of their time is waiting: on PostgreSQL's fsync, on the timeouts
+// the hardening tests wait out, and on their servers' stops, each of which
+// waits half a second for a connection whose request body went unread
+// (net/http lingers before it closes one). At go test's default of one per
+// processor, two such waits hold every slot, and the walks, the longest
+// tests, could start last. Many more at once would only share the same
+// two processors thinner. The full run keeps the default: its child
+// processes compute.
+const shortParallelPerCPU = 8
+
+// raiseShortParallel sets -test.parallel under -short when it was not
+// given; TestMain calls it after flag.Parse.
+func raiseShortParallel() {
+	if !testing.Short() {
+		return
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(shortParallelPerCPU*runtime.GOMAXPROCS(0))); err != nil {
+			panic(err)
+		}
 	}
 }
 
@@ -117,7 +149,10 @@ func startServer(t *testing.T, cfg config, opts ...fx.Option) *testServer {
 	// churning through new ones (the default keeps 2).
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 32
-	client := &http.Client{Timeout: 10 * time.Second, Transport: transport}
+	// The timeout is a bound on a hang, not an expectation: a walk test's
+	// seed is one import of 5,000 plants, which took over 10 seconds while
+	// dozens of parallel tests shared two busy processors.
+	client := &http.Client{Timeout: 30 * time.Second, Transport: transport}
 	t.Cleanup(func() {
 		// A connection the client dialed but never used counts as active
 		// for http.Server.Shutdown for 5 seconds; close them first.
@@ -414,8 +449,14 @@ func startCommand(t *testing.T, cmd *exec.Cmd, env ...string) *process {
 		t.Fatal(err)
 	}
 	addrs := make(chan [2]string, 1)
-	go p.scan(stdout, addrs)
-	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
+	scanned := make(chan struct{})
+	go func() { p.scan(stdout, addrs); close(scanned) }()
+	// Wait closes the stdout pipe once the process has exited, so it waits
+	// for the scan to reach the pipe's end: called at once, it could drop
+	// the last lines the process wrote before exiting (a run's
+	// TestSecondSignalStopsAtOnce saw "draining" as the last line, not
+	// the stop's).
+	go func() { <-scanned; p.waitErr = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-p.exited

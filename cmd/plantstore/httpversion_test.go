@@ -14,6 +14,7 @@ import (
 // answers: a request line with a version other than HTTP/1.x is a text/plain
 // 505 written before any of the service's code runs (no Error body).
 func TestUnsupportedHTTPVersion(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	for _, version := range []string{"HTTP/2.0", "HTTP/3.0", "HTTP/0.9"} {
 		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(s.API, "http://"), 5*time.Second)

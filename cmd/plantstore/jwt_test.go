@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,11 @@ type jwtServer struct {
 	mappedSA string
 }
 
+// sharedRSAKey is the RS256 key the tests sign with: generating a 2048-bit
+// RSA key costs a tenth of a second of CPU or more, and the tests, each with
+// an issuer of its own, only sign with it.
+var sharedRSAKey = sync.OnceValues(func() (*jwttest.Key, error) { return jwttest.NewKey("RS256", "rsa-1") })
+
 func startJWTServer(t *testing.T) *jwtServer {
 	t.Helper()
 	iss, err := jwttest.NewIssuer("127.0.0.1:0")
@@ -45,7 +51,7 @@ func startJWTServer(t *testing.T) *jwtServer {
 	}
 	t.Cleanup(iss.Close)
 	js := &jwtServer{iss: iss, mappedSA: "system:serviceaccount:shop:dashboard"}
-	if js.rsa, err = jwttest.NewKey("RS256", "rsa-1"); err != nil {
+	if js.rsa, err = sharedRSAKey(); err != nil {
 		t.Fatal(err)
 	}
 	if js.ec, err = jwttest.NewKey("ES256", "ec-1"); err != nil {
@@ -81,6 +87,7 @@ func (js *jwtServer) token(key *jwttest.Key, sub, scope string, edit ...func(map
 // TestJWTScopes: every operation with JWTs of each scope, the scopes from
 // the claim or from the subject mapping (a Kubernetes ServiceAccount).
 func TestJWTScopes(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	read, write := principal.ScopePlantsRead, principal.ScopePlantsWrite
 	for _, tc := range []struct {
@@ -109,6 +116,7 @@ func TestJWTScopes(t *testing.T) {
 // TestJWTRefused: each kind of bad JWT is a 401 with invalid_token, counted
 // by its reason.
 func TestJWTRefused(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	stranger, err := jwttest.NewKey("ES256", "ec-1") // a known kid, another key
 	if err != nil {
@@ -153,6 +161,7 @@ func TestJWTRefused(t *testing.T) {
 // first token that names it; with the issuer down, the keys in hand keep
 // working, /readyz stays 200 and plantstore_auth_jwks_up turns 0.
 func TestJWTRotationAndIssuerDown(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	next, err := jwttest.NewKey("EdDSA", "ed-2")
 	if err != nil {
@@ -189,6 +198,7 @@ func TestJWTRotationAndIssuerDown(t *testing.T) {
 // TestJWTCallerInAccessLog: the access log names a JWT's caller by its sub,
 // and never shows the token.
 func TestJWTCallerInAccessLog(t *testing.T) {
+	t.Parallel()
 	js := startJWTServer(t)
 	token := js.token(js.ec, js.mappedSA, "")
 	if r := js.do(t, js.request(t, http.MethodGet, "/plants", token, "", nil)); r.Status != http.StatusOK {
@@ -298,7 +308,7 @@ func TestJWTsNeverInOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer iss.Close()
-	key, err := jwttest.NewKey("RS256", "rsa-1")
+	key, err := sharedRSAKey()
 	if err != nil {
 		t.Fatal(err)
 	}

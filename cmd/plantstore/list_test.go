@@ -13,7 +13,10 @@ import (
 // every store: TestX runs them on the memory store, and a per-store runner
 // can call the same functions with a bolt or postgres config.
 
-func TestListPlants(t *testing.T) { testListPlants(t, testConfig(t)) }
+func TestListPlants(t *testing.T) {
+	t.Parallel()
+	testListPlants(t, testConfig(t))
+}
 
 func testListPlants(t *testing.T, cfg config) {
 	s := startServer(t, cfg)

@@ -283,6 +283,7 @@ func adminGet(t *testing.T, s *testServer, path string, header http.Header) (int
 // the manifests name: the probes, the scrape annotation's path and the
 // ServiceMonitor's.
 func TestManifestPathsAreServed(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	paths := map[string]bool{}
 	for _, k := range k8stest.Kustomizations {
@@ -313,6 +314,7 @@ func TestManifestPathsAreServed(t *testing.T) {
 // program (on bolt with webhooks after a create, and on postgres): a
 // misspelt metric or label would make an alert that never fires.
 func TestMonitoringReadsExportedSeries(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, webhooksConfig(t)) // the alerts read the webhook metrics too
 	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
 		t.Fatalf("create: %d %s", r.Status, r.Body)

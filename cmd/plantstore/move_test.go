@@ -75,6 +75,7 @@ func TestMoveBoltToPostgres(t *testing.T) {
 // 1) unless --on-conflict says otherwise; a bad line stops it before any
 // plant is sent, naming the line.
 func TestImportConflictsAndBadLines(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testConfig(t))
 	if r := s.post(t, `{"id":2,"name":"already here"}`); r.Status != 200 {
 		t.Fatal(r.Status)

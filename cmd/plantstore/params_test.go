@@ -12,6 +12,7 @@ import (
 // 200 [], and "/plants/005" once reached plant 5: a delete under a second
 // spelling of its id removed it.
 func TestBadParametersOnEveryStore(t *testing.T) {
+	t.Parallel()
 	const canonical = ` in canonical decimal (no '+', no leading zeros, no "-0"), not `
 	const limit = `query parameter "limit" must be an integer from 1 to 1000`
 	const after = `query parameter "after" must be an integer id`

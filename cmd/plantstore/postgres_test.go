@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plantstore/plantstore/deploy/k8stest"
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
@@ -27,8 +29,18 @@ import (
 
 // TestMain starts the PostgreSQL cluster the tests share while the first
 // tests run (most tests run on every store, postgres among them), and
-// removes it at the end.
-func TestMain(m *testing.M) { pgtest.MainStartingCluster(m) }
+// removes it at the end. Under -short it lets more tests run at once
+// (raiseShortParallel).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	raiseShortParallel()
+	// The manifests are rendered once per run, by the first test that reads
+	// them: TestManifestsConfigureTheProgram, a serial test (it sets the
+	// environment), for half a second. Rendered meanwhile, they are ready
+	// when it comes, and the serial tests leave a processor idle.
+	go func() { _, _ = k8stest.RenderAll() }()
+	pgtest.MainStartingCluster(m)
+}
 
 // The black-box API tests that run on every store (forEachStore) run on
 // postgres too, each on a fresh database of the shared test cluster.
@@ -88,6 +100,7 @@ func openPostgres(t *testing.T, url string) *pgstore.Store {
 }
 
 func TestPostgresCreate(t *testing.T) {
+	t.Parallel()
 	cfg := postgresConfig(t)
 	s := startServer(t, cfg)
 	for body, want := range map[string]string{
@@ -204,6 +217,7 @@ func getAdmin(t *testing.T, s *testServer, path string) response {
 // "Replication"), at zero on a database without trouble, the change log
 // listener's one connection, and passes promtool.
 func TestPostgresReplicationMetrics(t *testing.T) {
+	t.Parallel()
 	promtool := requireProgram(t, "promtool", "apt-get install prometheus")
 	s := startServer(t, postgresConfig(t))
 	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {

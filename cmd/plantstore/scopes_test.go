@@ -90,6 +90,7 @@ func assertScopes(t *testing.T, s *testServer, token string, has map[string]bool
 // line without any allows everything, as before scopes existed; a reload
 // changes a token's scopes with no restart.
 func TestScopesOfTokensFile(t *testing.T) {
+	t.Parallel()
 	const reader, writer, both, unscoped = "tok-reader-0a9c", "tok-writer-71be", "tok-both-5d02", "tok-unscoped-e4f1"
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tokens")

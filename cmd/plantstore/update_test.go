@@ -10,7 +10,10 @@ import (
 
 // TestUpdatePlant runs PUT /plants/{id} and its conditional requests on
 // every store, every answer validated against the OpenAPI document.
-func TestUpdatePlant(t *testing.T) { forEachStore(t, testUpdatePlant) }
+func TestUpdatePlant(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, testUpdatePlant)
+}
 
 func testUpdatePlant(t *testing.T, cfg config) {
 	s := startServer(t, cfg)

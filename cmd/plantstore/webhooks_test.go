@@ -426,6 +426,7 @@ func TestWebhookJoinsTheCreatesTrace(t *testing.T) {
 
 // The webhook metrics pass promtool and count a delivery.
 func TestWebhookMetricsPassPromtool(t *testing.T) {
+	t.Parallel()
 	promtool := requireProgram(t, "promtool", "apt-get install prometheus")
 	s := startServer(t, webhooksConfig(t))
 	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {

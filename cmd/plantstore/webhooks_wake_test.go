@@ -17,6 +17,7 @@ import (
 // it (the first create's event may come with the claim the sender makes at
 // its start; the second's only with a wake).
 func TestWebhooksWakeOnTheStoresChanges(t *testing.T) {
+	t.Parallel()
 	for _, store := range []string{plants.StoreBolt, plants.StorePostgres} {
 		t.Run(store, func(t *testing.T) { testWebhooksWakeOnTheStoresChanges(t, store) })
 	}
