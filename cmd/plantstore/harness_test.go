@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -17,9 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -73,21 +70,6 @@ func testConfig(t testing.TB) config {
 // two processors thinner. The full run keeps the default: its child
 // processes compute.
 const shortParallelPerCPU = 8
-
-// raiseShortParallel sets -test.parallel under -short when it was not
-// given; TestMain calls it after flag.Parse.
-func raiseShortParallel() {
-	if !testing.Short() {
-		return
-	}
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(shortParallelPerCPU*runtime.GOMAXPROCS(0))); err != nil {
-			panic(err)
-		}
-	}
-}
 
 // testStores are the store configurations the black-box API tests run
 // against, by store name. Each store's test file adds its own from an init

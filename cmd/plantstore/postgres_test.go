@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/plantstore/plantstore/deploy/k8stest"
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/testmode"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -33,7 +35,9 @@ import (
 // (raiseShortParallel).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	raiseShortParallel()
+	if testing.Short() {
+		testmode.RaiseParallel(shortParallelPerCPU * runtime.GOMAXPROCS(0))
+	}
 	// The manifests are rendered once per run, by the first test that reads
 	// them: TestManifestsConfigureTheProgram, a serial test (it sets the
 	// environment), for half a second. Rendered meanwhile, they are ready
