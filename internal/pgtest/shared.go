@@ -51,9 +51,9 @@ func MainStartingCluster(m *testing.M) {
 }
 
 // MainStartingClusters is MainStartingCluster for a package whose tests
-// also take clusters of their own (NewCluster): it starts own of those too
-// while the first tests run, and NewCluster hands them out, as they come
-// up, before it starts any. A run whose tests take fewer pays for the rest
+// also take clusters of their own (NewCluster): it also starts `own` such
+// clusters while the first tests run, and NewCluster hands them out, as
+// they come up, before it starts any. A run whose tests take fewer pays for the rest
 // started and removed for nothing.
 func MainStartingClusters(m *testing.M, own int) {
 	early.begin(own, StartCluster)
