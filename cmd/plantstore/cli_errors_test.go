@@ -96,15 +96,18 @@ func TestCLINothingAnswers(t *testing.T) {
 	for _, args := range [][]string{{"plants", "list"}, {"plants", "get", "1"}, {"export"}} {
 		code, out, stderr := runArgs(append(args, "--token", testToken, "--url", "http://"+addr)...)
 		want := "plantstore " + strings.Join(args[:min(2, len(args))], " ") + ": cannot connect to http://" + addr + " (--url): " + check
-		if args[0] == "plants" && args[1] == "get" {
-			want = "plantstore plants get: cannot connect to http://" + addr + " (--url): " + check
-		}
 		if code != 1 || out != "" || stderr != want {
 			t.Errorf("plantstore %s = exit %d, %q, stderr %q; want 1 and %q", strings.Join(args, " "), code, out, stderr, want)
 		}
 	}
+	// What a command adds to the error stays.
+	backup := filepath.Join(t.TempDir(), "backup.ndjson")
+	want := "plantstore export: cannot connect to http://" + addr + " (--url): " + strings.TrimSuffix(check, "\n") + " (" + backup + " is unchanged)\n"
+	if code, _, stderr := runArgs("export", "-f", backup, "--token", testToken, "--url", "http://"+addr); code != 1 || stderr != want {
+		t.Errorf("export -f = exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
 	t.Setenv("PLANTSTORE_URL", "http://"+addr)
-	want := "plantstore plants list: cannot connect to http://" + addr + " (PLANTSTORE_URL): " + check
+	want = "plantstore plants list: cannot connect to http://" + addr + " (PLANTSTORE_URL): " + check
 	if code, _, stderr := runArgs("plants", "list", "--token", testToken); code != 1 || stderr != want {
 		t.Errorf("with PLANTSTORE_URL: exit %d, stderr %q; want 1 and %q", code, stderr, want)
 	}

@@ -226,10 +226,13 @@ func failed(stderr io.Writer, cmd string, err error) int {
 // CMD:": the client's errors start with "plantstore: " too, for Go
 // programs, which the line would repeat.
 func message(err error) string {
-	if unreachable, ok := errors.AsType[*unreachableError](err); ok {
-		return unreachable.Error()
-	}
 	msg := err.Error()
+	if unreachable, ok := errors.AsType[*unreachableError](err); ok {
+		// Without net/http's `Get "URL": ` before it: the message names the URL.
+		if urlErr, ok := errors.AsType[*url.Error](err); ok {
+			msg = strings.Replace(msg, urlErr.Error(), unreachable.Error(), 1)
+		}
+	}
 	if apiErr, ok := errors.AsType[*client.Error](err); ok {
 		short := fmt.Sprintf("%d %s: %s", apiErr.Status, http.StatusText(apiErr.Status), apiErr.Message)
 		msg = strings.Replace(msg, apiErr.Error(), short, 1)
