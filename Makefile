@@ -107,10 +107,12 @@ lint: ## gofmt, go vet, golangci-lint, govulncheck
 
 # The load benchmark: creates (POST /plants) on each store at 1, 8, 32 and
 # 128 connections, 5 s each; it says what it measures first, then a line per
-# step as it goes, then the table. Postgres is included when
+# step as it goes, then the table. The builds before that take a while on a
+# cold cache, hence the line that says so first. Postgres is included when
 # PLANTSTORE_POSTGRES_URL is set. BENCHFLAGS="-stores bolt -conns 32
 # -duration 10s" narrows it (go run ./tools/loadbench -h lists the flags).
 bench: ## the load benchmark: creates per second, p50, p99, peak RSS per store and concurrency (docs/performance.md)
+	@echo "make bench: building the load benchmark, then plantstore (a minute or two without a warm build cache); it says what it measures once built"
 	$(GO) run ./tools/loadbench $(BENCHFLAGS)
 
 # The fault-injection test (docs/reliability.md) for as long as asked: three

@@ -119,7 +119,7 @@ func TestCLICompletion(t *testing.T) {
 		"plantstore plants watch --":         "--after --token --token-file --url --wait",
 		"plantstore plants update 1 --n":     "--name --no-tag",
 		"plantstore plants create 1 --name":  "--name",
-		"plantstore export -":                "--token --token-file --url -f -o",
+		"plantstore export -":                "--token --token-file --url -f",
 		"plantstore import --on":             "--on-conflict",
 		"plantstore completion ":             "bash zsh",
 		"plantstore --store memory --http-a": "--http-addr",

@@ -41,7 +41,8 @@ func TestCLIPlants(t *testing.T) {
 	}
 	etag := strings.TrimSuffix(strings.TrimPrefix(out, `{"id":1,"name":"Monstera","tag":"tropical","etag":"\"`), "\\\"\"}\n")
 	wantCLI(t, s, 0, "ID  NAME      TAG\n1   Monstera  \"tropical\"\n", "", "plants", "get", "1", "-o", "table")
-	wantCLI(t, s, 0, `[{"id":-5,"name":"Fern <&>"},{"id":1,"name":"Monstera","tag":"tropical"}]`+"\n", "", "plants", "list", "--limit", "1")
+	wantCLI(t, s, 0, `[{"id":-5,"name":"Fern <&>"},{"id":1,"name":"Monstera","tag":"tropical"}]`+"\n", "", "plants", "list")
+	wantCLI(t, s, 0, `[{"id":-5,"name":"Fern <&>"}]`+"\n", "next page: plantstore plants list --limit 1 --after -5\n", "plants", "list", "--limit", "1")
 	wantCLI(t, s, 0, `[{"id":1,"name":"Monstera","tag":"tropical"}]`+"\n", "", "plants", "list", "--tag", "tropical")
 	code, out, _ = runCLI(t, s, "plants", "update", "1", "--name", "Monstera deliciosa", "--if-match", `"`+etag+`"`)
 	if code != 0 || !strings.HasPrefix(out, `{"id":1,"name":"Monstera deliciosa","tag":"tropical","etag":`) {

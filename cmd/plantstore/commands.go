@@ -59,6 +59,20 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "dial" {
+		// Name the address, where it came from and what to check: a bare
+		// "connection refused" says none of it.
+		setting := "--admin-addr"
+		if !flagGiven(fs, "admin-addr") {
+			setting = "PLANTSTORE_ADMIN_ADDR"
+			if _, ok := os.LookupEnv(setting); !ok {
+				setting = "the default; set --admin-addr or PLANTSTORE_ADMIN_ADDR"
+			}
+		}
+		fmt.Fprintf(stderr, "plantstore healthcheck: cannot connect to %s (%s): %s; is plantstore running, and is that its admin listener's address?\n",
+			req.URL, setting, strings.TrimPrefix(opErr.Err.Error(), "connect: "))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "plantstore healthcheck: %v\n", err)
 		return 1
@@ -69,6 +83,12 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// flagGiven reports whether the command line set the named flag.
+func flagGiven(fs *flag.FlagSet, name string) (given bool) {
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func healthcheckFlags() (*flag.FlagSet, *string) {
@@ -144,7 +164,11 @@ func help(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "plants", "export", "import":
-		return cli.Run([]string{args[0], "--help"}, cli.IO{Stdout: stdout, Stderr: stderr})
+		words := args[:1]
+		if args[0] == "plants" && len(args) > 1 {
+			words = args[:2] // help plants VERB: the verb's own help
+		}
+		return cli.Run(append(slices.Clip(words), "--help"), cli.IO{Stdout: stdout, Stderr: stderr})
 	case "migrate":
 		return migrate([]string{"--help"}, stdout, stderr)
 	case "healthcheck":

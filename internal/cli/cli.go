@@ -14,11 +14,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/plantstore/plantstore/client"
 )
@@ -60,6 +64,7 @@ func Run(args []string, stdio IO) int {
 // authenticate, each with its environment twin (a flag wins). The twins are
 // read after parsing, not made the flags' defaults: a default is printed by
 // --help and with every usage error, and a token must never be printed.
+// -o is only on the commands whose output it changes (registerOutput).
 type common struct {
 	url, token, tokenFile, output string
 	getenv                        func(string) string
@@ -73,16 +78,23 @@ func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.url, "url", "", "base URL of the plantstore API (default $PLANTSTORE_URL, else "+defaultURL+")")
 	fs.StringVar(&c.token, "token", "", "bearer token (default $PLANTSTORE_TOKEN)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token (its first line)")
+}
+
+// registerOutput adds -o, for a command that prints plants or counts.
+func (c *common) registerOutput(fs *flag.FlagSet) {
 	fs.StringVar(&c.output, "o", "json", "output format: json or table")
 }
 
 // client builds the API client; an error is a usage error. It never
 // holds the token: the token is a secret, and errors are printed.
 func (c *common) client() (*client.Client, error) {
-	if c.output != "json" && c.output != "table" {
+	if c.output != "" && c.output != "json" && c.output != "table" {
 		return nil, fmt.Errorf("-o %q: want json or table", c.output)
 	}
-	url := cmp.Or(c.url, c.getenv("PLANTSTORE_URL"), defaultURL)
+	base, err := c.baseURL()
+	if err != nil {
+		return nil, err
+	}
 	token := cmp.Or(c.token, c.getenv("PLANTSTORE_TOKEN"))
 	if c.tokenFile != "" {
 		b, err := os.ReadFile(c.tokenFile)
@@ -95,7 +107,70 @@ func (c *common) client() (*client.Client, error) {
 	if token == "" {
 		return nil, errors.New("no token: set --token, --token-file or PLANTSTORE_TOKEN")
 	}
-	return client.New(url, client.WithToken(token))
+	// The transport names the URL and where it came from when nothing
+	// answers there: a bare "connection refused" says neither.
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: unreachableHint{base: base}}
+	return client.New(base.url, client.WithToken(token), client.WithHTTPClient(hc))
+}
+
+// apiURL is the API's base URL and the setting that gave it, for messages.
+type apiURL struct {
+	url, setting string
+}
+
+// baseURL is the API's base URL from --url, PLANTSTORE_URL or the default.
+// A value without a scheme (127.0.0.1:8080) is refused with the URL it
+// probably meant rather than with url.Parse's words about colons.
+func (c *common) baseURL() (apiURL, error) {
+	u := apiURL{url: c.url, setting: "--url"}
+	if u.url == "" {
+		u = apiURL{url: c.getenv("PLANTSTORE_URL"), setting: "PLANTSTORE_URL"}
+	}
+	if u.url == "" {
+		return apiURL{url: defaultURL, setting: "the default; set --url or PLANTSTORE_URL"}, nil
+	}
+	parsed, err := url.Parse(u.url)
+	if err == nil && (parsed.Scheme == "http" || parsed.Scheme == "https") && parsed.Host != "" {
+		return u, nil
+	}
+	if !strings.Contains(u.url, "://") {
+		return u, fmt.Errorf("%s %q: want a URL with its scheme, such as http://%s", u.setting, u.url, u.url)
+	}
+	return u, fmt.Errorf("%s %q: want an http:// or https:// URL such as %s", u.setting, u.url, defaultURL)
+}
+
+// unreachableHint is http.DefaultTransport whose failures to connect are
+// unreachableErrors.
+type unreachableHint struct{ base apiURL }
+
+func (h unreachableHint) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "dial" {
+		return nil, &unreachableError{base: h.base, err: opErr}
+	}
+	return resp, err
+}
+
+// unreachableError is a request that found no server at the API's URL.
+type unreachableError struct {
+	base apiURL
+	err  *net.OpError
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("cannot connect to %s (%s): %s; is plantstore running, and is that its API address?",
+		e.base.url, e.base.setting, dialReason(e.err))
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// dialReason is why a dial failed, without the addresses the message
+// names already: "connection refused", "lookup x: no such host".
+func dialReason(err *net.OpError) string {
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		return errno.Error()
+	}
+	return strings.TrimPrefix(err.Err.Error(), "connect: ")
 }
 
 // parse parses a command's flags; ok is false with the exit code to return.
@@ -115,6 +190,10 @@ func parse(fs *flag.FlagSet, args []string, stdio IO, synopsis string) (code int
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		msg = "unknown flag --" + name
+		if _, err := strconv.ParseInt("-"+name, 10, 64); err == nil && takesID(fs.Name()) {
+			// A negative id reads as a flag; after -- it is an argument.
+			msg = fmt.Sprintf("unknown flag -%s; put -- before a negative id: plantstore %s [flags] -- -%s", name, fs.Name(), name)
+		}
 	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		msg = "--" + name + " needs a value"
 	}
@@ -148,6 +227,12 @@ func failed(stderr io.Writer, cmd string, err error) int {
 // programs, which the line would repeat.
 func message(err error) string {
 	msg := err.Error()
+	if unreachable, ok := errors.AsType[*unreachableError](err); ok {
+		// Without net/http's `Get "URL": ` before it: the message names the URL.
+		if urlErr, ok := errors.AsType[*url.Error](err); ok {
+			msg = strings.Replace(msg, urlErr.Error(), unreachable.Error(), 1)
+		}
+	}
 	if apiErr, ok := errors.AsType[*client.Error](err); ok {
 		short := fmt.Sprintf("%d %s: %s", apiErr.Status, http.StatusText(apiErr.Status), apiErr.Message)
 		msg = strings.Replace(msg, apiErr.Error(), short, 1)

@@ -43,6 +43,7 @@ func newImportFlags(getenv func(string) string) (*flag.FlagSet, *importFlags) {
 	fs.IntVar(&f.workers, "workers", 8, "concurrent requests: the overwrites of a bulk import, or every plant on a server without one")
 	fs.StringVar(&f.onConflict, "on-conflict", "fail", "a different plant under an id: fail, skip or overwrite")
 	f.register(fs, getenv)
+	f.registerOutput(fs)
 	return fs, f
 }
 

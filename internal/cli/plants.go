@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/client"
+	"github.com/plantstore/plantstore/modules/plants/entitytag"
 )
 
 // plantsVerbs are the verbs of `plantstore plants`, in the usage's order.
@@ -21,16 +22,45 @@ const plantsUsage = "usage: plantstore plants create|get|list|update|delete|watc
 
 // plantsSynopses are each verb's usage line and what it does.
 var plantsSynopses = map[string]string{
-	"create": "plantstore plants create ID --name NAME [--tag TAG] [flags]\n\nCreates a plant; 409 when the id holds a different one.",
-	"get":    "plantstore plants get ID [flags]\n\nPrints a plant with its ETag (for --if-match).",
-	"list":   "plantstore plants list [--tag TAG] [--limit N] [flags]\n\nPrints every plant (or those with exactly the tag), walking all the pages.",
+	"create": "plantstore plants create ID --name NAME [--tag TAG] [flags]\n\nCreates a plant; 409 when the id holds a different one.\n" +
+		"A negative id goes after --: plantstore plants create --name NAME -- -5.",
+	"get": "plantstore plants get ID [flags]\n\nPrints a plant with its ETag (for --if-match).",
+	"list": "plantstore plants list [--tag TAG] [--limit N [--after ID]] [flags]\n\n" +
+		"Prints every plant (or those with exactly the tag), walking all the pages.\n" +
+		"With --limit (or --after) it prints one page: at most N plants, those after\n" +
+		"id ID; while more remain, stderr says the command for the next page.",
 	"update": "plantstore plants update ID --name NAME [--tag TAG | --no-tag] [--if-match ETAG] [flags]\n\n" +
 		"Renames a plant; its tag is kept unless --tag or --no-tag says otherwise.\n" +
 		"--tag replaces the tag (--tag '' is the empty tag), --no-tag removes it. Keeping\n" +
 		"the tag reads the plant first and replaces only the version read, so that a\n" +
-		"change made meanwhile is not overwritten (412 Precondition Failed).",
-	"delete": "plantstore plants delete ID [--if-match ETAG] [flags]\n\nDeletes a plant.",
+		"change made meanwhile is not overwritten (412 Precondition Failed).\n" +
+		ifMatchHelp,
+	"delete": "plantstore plants delete ID [--if-match ETAG] [flags]\n\nDeletes a plant.\n" + ifMatchHelp,
 	"watch":  watchSynopsis,
+}
+
+// ifMatchHelp says what --if-match takes, in update's and delete's usage.
+const ifMatchHelp = "--if-match takes the etag that get prints (\"abc...\", quotes included; without\n" +
+	"them it is quoted for you), a list of them, or \"*\" (any stored version)."
+
+// plantsSummaries are each verb's line in `plantstore plants --help`.
+var plantsSummaries = map[string]string{
+	"create": "Creates a plant; 409 when the id holds a different one.",
+	"get":    "Prints a plant with its ETag (for --if-match).",
+	"list":   "Prints every plant (or those with the tag), or one page with --limit.",
+	"update": "Renames a plant; its tag is kept unless --tag or --no-tag says otherwise.",
+	"delete": "Deletes a plant.",
+	"watch":  "Prints each change as it commits, one JSON line each, until interrupted.",
+}
+
+// takesID reports whether the command (its flag set's name) takes a plant
+// id as its argument.
+func takesID(command string) bool {
+	switch command {
+	case "plants create", "plants get", "plants update", "plants delete":
+		return true
+	}
+	return false
 }
 
 // plantsFlags are the values of a plants verb's flags.
@@ -38,7 +68,8 @@ type plantsFlags struct {
 	common
 	name, tag, ifMatch string
 	noTag              bool
-	limit              int
+	limit              int           // list
+	afterID            int64         // list
 	after              string        // watch
 	wait               time.Duration // watch
 }
@@ -59,30 +90,35 @@ func newPlantsFlags(verb string, getenv func(string) string) (*flag.FlagSet, *pl
 		fs.StringVar(&f.name, "name", "", "the plant's new name (required)")
 		fs.StringVar(&f.tag, "tag", "", "the plant's new tag (the stored one is kept when not given)")
 		fs.BoolVar(&f.noTag, "no-tag", false, "remove the plant's tag")
-		fs.StringVar(&f.ifMatch, "if-match", "", "update only while the plant has this ETag (from get), or \"*\"")
+		fs.StringVar(&f.ifMatch, "if-match", "", "update only while the plant has this ETag (get's etag; quoted for you when bare), or \"*\"")
 	case "delete":
-		fs.StringVar(&f.ifMatch, "if-match", "", "delete only while the plant has this ETag (from get), or \"*\"")
+		fs.StringVar(&f.ifMatch, "if-match", "", "delete only while the plant has this ETag (get's etag; quoted for you when bare), or \"*\"")
 	case "list":
-		fs.IntVar(&f.limit, "limit", 1000, "page size while walking the pages (1 to 1000)")
+		fs.IntVar(&f.limit, "limit", 0, "print one page of at most this many plants (1 to 1000)")
+		fs.Int64Var(&f.afterID, "after", 0, "print one page of the plants after this id (a page's last)")
 		fs.StringVar(&f.tag, "tag", "", "only plants with exactly this tag")
 	case "watch":
 		fs.StringVar(&f.after, "after", "", "print the changes after this cursor (a printed line's); default: from now")
 		fs.DurationVar(&f.wait, "wait", client.DefaultChangesWait, "how long each request waits for a change (at most 60s)")
 	}
 	f.register(fs, getenv)
+	switch verb {
+	case "create", "get", "list", "update":
+		f.registerOutput(fs)
+	}
 	return fs, f
 }
 
 // plantsHelp is the text of `plantstore plants --help`.
 func plantsHelp() string {
 	var b strings.Builder
-	b.WriteString(plantsUsage + "\n\nThe plants of the API at --url (or $PLANTSTORE_URL), as JSON (-o table for people).\n\n")
+	b.WriteString(plantsUsage + "\n\nThe plants of the API at --url (or $PLANTSTORE_URL). create, get, list and update\n" +
+		"print JSON, or a table with -o table.\n\n")
 	for _, verb := range plantsVerbs {
-		synopsis, what, _ := strings.Cut(plantsSynopses[verb], "\n\n")
-		what, _, _ = strings.Cut(what, "\n")
-		fmt.Fprintf(&b, "  %s\n      %s\n", synopsis, what)
+		synopsis, _, _ := strings.Cut(plantsSynopses[verb], "\n\n")
+		fmt.Fprintf(&b, "  %s\n      %s\n", synopsis, plantsSummaries[verb])
 	}
-	b.WriteString("\nplantstore plants VERB --help lists a verb's flags.\n")
+	b.WriteString("\nplantstore plants VERB --help (or plantstore help plants VERB) lists a verb's flags.\n")
 	return b.String()
 }
 
@@ -94,6 +130,9 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 	verb, args := args[0], args[1:]
 	switch verb {
 	case "-h", "-help", "--help", "help":
+		if verb == "help" && len(args) > 0 { // plants help VERB: the verb's help
+			return runPlants(ctx, []string{args[0], "--help"}, stdio)
+		}
 		fmt.Fprint(stdio.Stdout, plantsHelp())
 		return exitOK
 	}
@@ -128,11 +167,18 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 		if len(positional) != 0 {
 			return usageError(stdio.Stderr, cmd, errors.New("takes no arguments"))
 		}
-		if f.limit < 1 || f.limit > 1000 {
+		if slices.Contains(set, "limit") && (f.limit < 1 || f.limit > 1000) {
 			return usageError(stdio.Stderr, cmd, fmt.Errorf("--limit %d: want 1 to 1000", f.limit))
 		}
+		opts := client.ListOptions{Limit: f.limit, Tag: tagPtr}
+		if slices.Contains(set, "after") {
+			opts.After = &f.afterID
+		}
+		if opts.Limit != 0 || opts.After != nil {
+			return listPage(ctx, api, opts, f.output, stdio)
+		}
 		plants := []client.Plant{}
-		for p, err := range api.All(ctx, client.ListOptions{Limit: f.limit, Tag: tagPtr}) {
+		for p, err := range api.All(ctx, client.ListOptions{Limit: 1000, Tag: tagPtr}) {
 			if err != nil {
 				return failed(stdio.Stderr, cmd, err)
 			}
@@ -153,6 +199,10 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 	if f.noTag && tagPtr != nil {
 		return usageError(stdio.Stderr, cmd, errors.New("--tag and --no-tag exclude each other"))
 	}
+	ifMatch, err := parseIfMatch(f.ifMatch)
+	if err != nil {
+		return usageError(stdio.Stderr, cmd, err)
+	}
 	var p client.Plant
 	switch verb {
 	case "create":
@@ -162,12 +212,12 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 		p, err = api.Get(ctx, id)
 	case "update":
 		if tagPtr == nil && !f.noTag {
-			p, err = renameKeepingTag(ctx, api, id, f.name, f.ifMatch)
+			p, err = renameKeepingTag(ctx, api, id, f.name, ifMatch)
 		} else {
-			p, err = api.Update(ctx, client.Plant{ID: id, Name: f.name, Tag: tagPtr}, f.ifMatch)
+			p, err = api.Update(ctx, client.Plant{ID: id, Name: f.name, Tag: tagPtr}, ifMatch)
 		}
 	case "delete":
-		if err = api.Delete(ctx, id, f.ifMatch); err == nil {
+		if err = api.Delete(ctx, id, ifMatch); err == nil {
 			return exitOK
 		}
 	}
@@ -181,13 +231,14 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 // PUT replaces the whole plant, so the stored tag is read and sent back,
 // and the PUT is conditional on the version read (If-Match its ETag):
 // a tag changed meanwhile is not silently overwritten (412). The user's
-// --if-match, when given, must name the version read.
+// --if-match (as parseIfMatch gave it), when given, must name the version
+// read, compared as the server compares it.
 func renameKeepingTag(ctx context.Context, api *client.Client, id int64, name, ifMatch string) (client.Plant, error) {
 	stored, err := api.Get(ctx, id)
 	if err != nil {
 		return client.Plant{}, err
 	}
-	if ifMatch != "" && ifMatch != "*" && !listsETag(ifMatch, stored.ETag) {
+	if list, _ := entitytag.Parse(ifMatch); ifMatch != "" && !list.MatchStrong(stored.ETag) {
 		// The server's own answer to this precondition.
 		return client.Plant{}, &client.Error{Status: http.StatusPreconditionFailed,
 			Message: "plant " + strconv.FormatInt(id, 10) + " has changed: If-Match does not match its current ETag"}
@@ -195,15 +246,61 @@ func renameKeepingTag(ctx context.Context, api *client.Client, id int64, name, i
 	return api.Update(ctx, client.Plant{ID: id, Name: name, Tag: stored.Tag}, stored.ETag)
 }
 
-// listsETag reports whether the If-Match list (`"a", "b"`) names etag; a
-// weak tag (W/"a") never matches, as for If-Match on the server.
-func listsETag(list, etag string) bool {
-	for tag := range strings.SplitSeq(list, ",") {
-		if strings.TrimSpace(tag) == etag {
-			return true
-		}
+// parseIfMatch reads --if-match into the If-Match value to send, with the
+// server's own parser: a value the server would refuse (400) is a usage
+// error here, for update and delete alike. An ETag as the server gives it
+// but without its quotes (a shell ate them, or they were left out) is
+// quoted: 22 base64url characters are never anything else.
+func parseIfMatch(value string) (string, error) {
+	if value == "" {
+		return "", nil
 	}
-	return false
+	if !strings.Contains(value, `"`) {
+		parts := strings.Split(value, ",")
+		for i, part := range parts {
+			if part = strings.TrimSpace(part); isBareETag(part) {
+				parts[i] = `"` + part + `"`
+			}
+		}
+		value = strings.Join(parts, ",")
+	}
+	if _, ok := entitytag.Parse(value); !ok {
+		return "", fmt.Errorf("--if-match %q: not an ETag; want the etag that plants get prints (quotes optional), a list of them, or \"*\"", value)
+	}
+	return value, nil
+}
+
+// isBareETag reports whether s is a plant's ETag without its quotes: the
+// server's ETags are 22 characters of base64url in quotes.
+func isBareETag(s string) bool {
+	return len(s) == 22 && !strings.ContainsFunc(s, func(r rune) bool {
+		return !strings.ContainsRune(base64URLAlphabet, r)
+	})
+}
+
+// listPage is `plants list --limit N [--after ID]`: one page, and on
+// stderr, while more remain, the command that prints the next one (from
+// the answer's Link rel="next"), so that stdout stays one JSON array.
+func listPage(ctx context.Context, api *client.Client, opts client.ListOptions, output string, stdio IO) int {
+	page, err := api.List(ctx, opts)
+	if err != nil {
+		return failed(stdio.Stderr, "plants list", err)
+	}
+	if err := printPlants(stdio.Stdout, output, false, page.Plants); err != nil {
+		return failed(stdio.Stderr, "plants list", err)
+	}
+	if next := page.Next; next != nil && next.After != nil {
+		line := "plantstore plants list"
+		if next.Limit != 0 {
+			line += " --limit " + strconv.Itoa(next.Limit)
+		}
+		line += " --after " + strconv.FormatInt(*next.After, 10)
+		if next.Tag != nil {
+			line += " --tag " + shellQuote(*next.Tag)
+		}
+		fmt.Fprintf(stdio.Stderr, "next page: %s\n", line)
+	}
+	return exitOK
 }
 
 // done maps a write to stdout's error to the exit code.

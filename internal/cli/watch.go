@@ -73,9 +73,6 @@ func checkWatchFlags(f *plantsFlags) error {
 	if f.wait <= 0 || f.wait > maxWatchWait {
 		return fmt.Errorf("--wait %v: want more than 0s and at most %v", f.wait, maxWatchWait)
 	}
-	if f.output != "json" {
-		return fmt.Errorf("-o %q: watch prints JSON lines only", f.output)
-	}
 	if f.after != "" && !isCursor(f.after) {
 		return fmt.Errorf("--after %q: not a cursor (the \"cursor\" of a line watch printed)", f.after)
 	}
@@ -86,9 +83,9 @@ func checkWatchFlags(f *plantsFlags) error {
 // base64url. What it stands for is the server's to say.
 func isCursor(s string) bool {
 	return len(s) == 22 && !strings.ContainsFunc(s, func(r rune) bool {
-		return !strings.ContainsRune(cursorAlphabet, r)
+		return !strings.ContainsRune(base64URLAlphabet, r)
 	})
 }
 
-// cursorAlphabet is base64url's.
-const cursorAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+// base64URLAlphabet is base64url's, the alphabet of cursors and ETags.
+const base64URLAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

@@ -185,7 +185,7 @@ func TestWatchUsageErrors(t *testing.T) {
 	for args, msg := range map[string]string{
 		"--wait 0s":                      "--wait 0s: want more than 0s and at most 1m0s",
 		"--wait 61s":                     "--wait 1m1s: want more than 0s and at most 1m0s",
-		"-o table":                       `-o "table": watch prints JSON lines only`,
+		"-o table":                       "unknown flag --o (see plantstore plants watch --help)",
 		"--after 17":                     `--after "17": not a cursor (the "cursor" of a line watch printed)`,
 		"--after AAAAAAAAAAAAAAAAAAAA+Q": `--after "AAAAAAAAAAAAAAAAAAAA+Q": not a cursor (the "cursor" of a line watch printed)`,
 		"5":                              "takes no arguments",

@@ -111,6 +111,7 @@ ID  NAME      TAG
 1   Monstera  "tropical"
 {"id":1,"name":"Monstera deliciosa","tag":"tropical","etag":"…"}
 [{"id":1,"name":"Monstera deliciosa","tag":"tropical"}]
+[{"id":-5,"name":"Fern"}]
 {"created":1,"unchanged":1,"skipped":0,"overwritten":0,"failed":0}
 `
 	if out != want {

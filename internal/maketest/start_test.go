@@ -19,3 +19,15 @@ func TestRunDoesNotClaimToServeBeforeItDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSaysItBuildsFirst: make bench says what it is doing before the
+// build of the benchmark and of plantstore, which takes a minute or more
+// on a cold build cache.
+func TestBenchSaysItBuildsFirst(t *testing.T) {
+	t.Parallel()
+	lines := strings.Split(dryRun(t, "bench"), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "make bench: building the load benchmark, then plantstore") ||
+		!strings.Contains(lines[1], " run ./tools/loadbench") {
+		t.Errorf("make bench runs\n%s\nwant a line saying it builds first, then go run ./tools/loadbench", strings.Join(lines, "\n"))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/plants/entitytag"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -40,7 +41,7 @@ func parsePreconditions(r *http.Request) (pc preconditions, err error) {
 // comparing with a plant read first would fail it spuriously when another
 // write changes the plant in between (the chaos run found that).
 func (pc preconditions) needsState() bool {
-	return pc.hasIfNoneMatch || (pc.hasIfMatch && !pc.ifMatch.any)
+	return pc.hasIfNoneMatch || (pc.hasIfMatch && !pc.ifMatch.Any)
 }
 
 // verdict is what the evaluation decided: status 0 to perform the method,
@@ -66,15 +67,15 @@ func (pc preconditions) evaluate(id int64, current *plant.Plant, safe bool) verd
 		if current == nil {
 			return verdict{http.StatusPreconditionFailed, plantID + " not found; If-Match requires it to exist"}
 		}
-		if !pc.ifMatch.matchStrong(etag) {
+		if !pc.ifMatch.MatchStrong(etag) {
 			return verdict{http.StatusPreconditionFailed, plantID + " has changed: If-Match does not match its current ETag"}
 		}
 	}
-	if pc.hasIfNoneMatch && current != nil && pc.ifNoneMatch.matchWeak(etag) {
+	if pc.hasIfNoneMatch && current != nil && pc.ifNoneMatch.MatchWeak(etag) {
 		if safe {
 			return verdict{status: http.StatusNotModified}
 		}
-		if pc.ifNoneMatch.any {
+		if pc.ifNoneMatch.Any {
 			return verdict{http.StatusPreconditionFailed, plantID + " exists; If-None-Match: * requires that it not"}
 		}
 		return verdict{http.StatusPreconditionFailed, plantID + " has not changed: If-None-Match lists its current ETag"}
@@ -158,10 +159,7 @@ func (h *Handlers) writeIf(w http.ResponseWriter, r *http.Request, id int64, pc 
 }
 
 // entityTags is a parsed If-Match or If-None-Match header.
-type entityTags struct {
-	any  bool     // "*"
-	tags []string // each with its quotes, and W/ when weak
-}
+type entityTags = entitytag.List
 
 // parseEntityTags reads the named header's field lines as one list. ok is
 // false when the header is absent; a value that is not "*" or a list of
@@ -171,79 +169,12 @@ func parseEntityTags(r *http.Request, name string) (et entityTags, present bool,
 	if len(lines) == 0 {
 		return et, false, nil
 	}
-	value := strings.TrimSpace(strings.Join(lines, ","))
-	if value == "*" {
-		return entityTags{any: true}, true, nil
-	}
-	rest := value
-	for {
-		rest = strings.TrimLeft(rest, " \t,")
-		if rest == "" {
-			break
-		}
-		tag, after, ok := cutEntityTag(rest)
-		if !ok {
-			return et, true, badRequest(name + " must be \"*\" or a list of entity tags such as \"abc\", not " + quoteClipped(value))
-		}
-		et.tags = append(et.tags, tag)
-		rest = strings.TrimLeft(after, " \t")
-		if rest != "" && rest[0] != ',' {
-			return et, true, badRequest(name + " must be \"*\" or a list of entity tags such as \"abc\", not " + quoteClipped(value))
-		}
-	}
-	if len(et.tags) == 0 {
-		return et, true, badRequest(name + " must be \"*\" or a list of entity tags such as \"abc\", not " + quoteClipped(value))
+	value := strings.Join(lines, ",")
+	et, ok := entitytag.Parse(value)
+	if !ok {
+		return et, true, badRequest(name + " must be " + entitytag.Expected + ", not " + quoteClipped(strings.TrimSpace(value)))
 	}
 	return et, true, nil
-}
-
-// cutEntityTag cuts one entity tag, [W/]"etagc*", from the start of s.
-func cutEntityTag(s string) (tag, rest string, ok bool) {
-	start := 0
-	if strings.HasPrefix(s, "W/") {
-		start = 2
-	}
-	if len(s) <= start || s[start] != '"' {
-		return "", "", false
-	}
-	end := strings.IndexByte(s[start+1:], '"')
-	if end < 0 {
-		return "", "", false
-	}
-	for _, c := range []byte(s[start+1 : start+1+end]) {
-		if c < 0x21 || c == 0x7f { // etagc excludes controls and spaces
-			return "", "", false
-		}
-	}
-	cut := start + 1 + end + 1
-	return s[:cut], s[cut:], true
-}
-
-// matchStrong reports whether etag is in the list by strong comparison: a
-// weak tag never matches.
-func (et entityTags) matchStrong(etag string) bool {
-	if et.any {
-		return true
-	}
-	for _, t := range et.tags {
-		if t == etag {
-			return true
-		}
-	}
-	return false
-}
-
-// matchWeak reports whether etag is in the list ignoring W/ prefixes.
-func (et entityTags) matchWeak(etag string) bool {
-	if et.any {
-		return true
-	}
-	for _, t := range et.tags {
-		if strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
 }
 
 // quoteClipped quotes a header value for an error message, clipped.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -239,5 +240,24 @@ func TestPreconditionsChasingAChangingPlant(t *testing.T) {
 	}
 	if got, _ := inner.Get(context.Background(), 1); got.Name == "mine" {
 		t.Fatal("the PUT wrote")
+	}
+}
+
+// TestIfMatchUnquotedIsOne400: an ETag sent without its quotes is not an
+// entity tag: PUT and DELETE answer the same 400 before reading the store,
+// and change nothing (the command line quotes a bare ETag itself).
+func TestIfMatchUnquotedIsOne400(t *testing.T) {
+	stored := plant.Plant{ID: 1, Name: "a"}
+	bare := strings.Trim(ETag(stored), `"`)
+	want := `{"error":400,"message":"If-Match must be \"*\" or a list of entity tags such as \"abc\", not \"` + bare + `\""}`
+	for _, method := range []string{http.MethodPut, http.MethodDelete} {
+		api, store := seeded(t, stored)
+		w := send(api, method, "/plants/1", `{"name":"b"}`, "If-Match", bare)
+		if w.Code != http.StatusBadRequest || strings.TrimSpace(w.Body.String()) != want {
+			t.Errorf("%s with If-Match %s = %d %s; want 400 %s", method, bare, w.Code, w.Body, want)
+		}
+		if got, err := store.Get(context.Background(), 1); err != nil || got.Name != "a" {
+			t.Errorf("%s changed the plant: %+v, %v", method, got, err)
+		}
 	}
 }

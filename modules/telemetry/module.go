@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
-	"go.uber.org/fx/fxevent"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -37,17 +36,6 @@ var Module = fx.Module("telemetry",
 		fx.Annotate(func(t *Tracing) httpapi.Middleware { return t.Middleware }, fx.ResultTags(`name:"tracing"`)),
 	),
 )
-
-// FxLogger sends Fx's own events through zap; pass it to fx.WithLogger.
-// All of them are at debug, its errors too: the program reports a failed
-// start or stop itself, as one line on stderr, and Fx's two JSON lines
-// about the same error on stdout only made the failure harder to read.
-func FxLogger(log *zap.Logger) fxevent.Logger {
-	l := &fxevent.ZapLogger{Logger: log.Named("fx")}
-	l.UseLogLevel(zapcore.DebugLevel)
-	l.UseErrorLevel(zapcore.DebugLevel)
-	return l
-}
 
 // Log lines are buffered and written at most logFlushInterval late: one
 // write system call per access-log line cost the create path about a tenth
