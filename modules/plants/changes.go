@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httperr"
-	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // The change feed, GET /plants/changes: the store's change log (see
-// outbox.ChangeLog) from a cursor on, as pages (optionally waiting for the
+// changes.ChangeLog) from a cursor on, as pages (optionally waiting for the
 // next change: a long poll) or as a stream of server-sent events
 // (changesstream.go). A follower lists the plants, taking the listing's
 // Plantstore-Changes-Cursor, then follows from that cursor: it misses
@@ -74,14 +74,14 @@ const goneMessage = "the cursor is older than the change log's retention window:
 // poll, a stream) end when stopping closes: the server's shutdown, which
 // waits for every answer in flight. Call it before serving; without it the
 // feed answers 404 and listings carry no cursor.
-func (h *Handlers) FollowChanges(changes outbox.ChangeLog, stopping <-chan struct{}) {
+func (h *Handlers) FollowChanges(changes changes.ChangeLog, stopping <-chan struct{}) {
 	h.changeLog, h.stopping = changes, stopping
 }
 
 // changesQuery is a parsed feed query; without an after, the zero cursor:
 // the log's beginning.
 type changesQuery struct {
-	after outbox.Cursor
+	after changes.Cursor
 	limit int
 	wait  time.Duration
 }
@@ -165,7 +165,7 @@ func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changes
 // changesError answers a failed read of the log: 410 for a cursor past the
 // retention window, else as any store failure.
 func (h *Handlers) changesError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, outbox.ErrCursorGone) {
+	if errors.Is(err, changes.ErrCursorGone) {
 		httperr.Write(w, http.StatusGone, goneMessage)
 		return
 	}
@@ -183,7 +183,7 @@ func extendWriteDeadline(w http.ResponseWriter, d time.Duration) {
 // writeChangePage answers 200 {"changes":[...],"next":"<cursor>"}, next
 // being the last change's cursor, or after when there is none, so that a
 // client always resumes from next.
-func writeChangePage(w http.ResponseWriter, records []outbox.Record, after outbox.Cursor) {
+func writeChangePage(w http.ResponseWriter, records []changes.Record, after changes.Cursor) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	next := after
@@ -207,7 +207,7 @@ const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // appendChange appends one change: {"cursor","type","id","version",
 // "timestamp","plant"}, the plant as stored, omitted for a deletion.
-func appendChange(b []byte, rec outbox.Record) []byte {
+func appendChange(b []byte, rec changes.Record) []byte {
 	b = append(b, `{"cursor":"`...)
 	b = append(b, EncodeCursor(rec.Cursor)...)
 	b = append(b, `","type":"`...)
@@ -219,7 +219,7 @@ func appendChange(b []byte, rec outbox.Record) []byte {
 	b = append(b, `,"timestamp":"`...)
 	b = rec.At.UTC().AppendFormat(b, timestampLayout)
 	b = append(b, '"')
-	if rec.Kind != outbox.Deleted {
+	if rec.Kind != changes.Deleted {
 		b = append(b, `,"plant":`...)
 		b = appendStoredPlant(b, rec.Plant)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httperr"
-	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // changesHeartbeat is how often an idle stream sends a comment: proxies
@@ -89,7 +89,7 @@ func (h *Handlers) streamChanges(w http.ResponseWriter, r *http.Request, q chang
 		if records, err = h.changeLog.Changes(ctx, after, q.limit); err != nil {
 			if ctx.Err() == nil {
 				level := zap.WarnLevel
-				if errors.Is(err, outbox.ErrCursorGone) {
+				if errors.Is(err, changes.ErrCursorGone) {
 					level = zap.InfoLevel
 				}
 				h.log.Log(level, "change stream ended by a failed read; the client reconnects", requestFields(r, err)...)
@@ -123,7 +123,7 @@ func (h *Handlers) awaitChange(wake <-chan struct{}, poll, heartbeat *time.Ticke
 }
 
 // appendEvent appends one change as a server-sent event.
-func appendEvent(b []byte, rec outbox.Record) []byte {
+func appendEvent(b []byte, rec changes.Record) []byte {
 	b = append(b, "id: "...)
 	b = append(b, EncodeCursor(rec.Cursor)...)
 	b = append(b, "\nevent: "...)

@@ -9,9 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
-	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/telemetry/requestlog"
 )
@@ -26,7 +26,7 @@ type Handlers struct {
 	log          *zap.Logger
 	created      prometheus.Counter
 
-	changeLog outbox.ChangeLog // see FollowChanges
+	changeLog changes.ChangeLog // see FollowChanges
 	stopping  <-chan struct{}
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
@@ -88,7 +89,7 @@ type handlersIn struct {
 
 	Config   Config
 	Store    plant.Store
-	Changes  outbox.ChangeLog
+	Changes  changes.ChangeLog
 	Stopping httpapi.Stopping `optional:"true"`
 	Registry prometheus.Registerer
 	Log      *zap.Logger
@@ -116,7 +117,7 @@ type Stores struct {
 
 	Store    plant.Store
 	Outbox   outbox.Store
-	Changes  outbox.ChangeLog
+	Changes  changes.ChangeLog
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 }

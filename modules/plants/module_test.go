@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
@@ -28,7 +29,7 @@ type moduleView struct {
 
 	Store    plant.Store
 	Outbox   outbox.Store
-	Changes  outbox.ChangeLog
+	Changes  changes.ChangeLog
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 	Routes   []httpapi.Route `group:"api_routes"`
