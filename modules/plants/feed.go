@@ -14,7 +14,7 @@ import (
 // The change feed, GET /plants/changes: the store's change log (see
 // changes.ChangeLog) from a cursor on, as pages (optionally waiting for the
 // next change: a long poll) or as a stream of server-sent events
-// (changesstream.go). A follower lists the plants, taking the listing's
+// (feedstream.go). A follower lists the plants, taking the listing's
 // Plantstore-Changes-Cursor, then follows from that cursor: it misses
 // nothing and never needs to list again unless its cursor falls out of the
 // log's retention window (410).
