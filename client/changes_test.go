@@ -28,12 +28,11 @@ import (
 // first.
 func newFeedServer(t *testing.T, store *memstore.Store, front func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
-	h, err := plants.NewHandlers(store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := plants.NewHandlers(store, store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.FollowChanges(store, nil)
-	rt := httpserver.NewRouter(h.Routes())
+	rt := httpserver.NewRouter(append(h.Routes(), plants.NewFeed(store, nil, zap.NewNop()).Routes()...))
 	api := rt.Resolve(rt.Dispatch())
 	if front != nil {
 		api = front(api)

@@ -27,12 +27,11 @@ import (
 // on loopback; polled is closed at the first request for the feed.
 func newWatchServer(t *testing.T, store *memstore.Store) (*httptest.Server, <-chan struct{}) {
 	t.Helper()
-	h, err := plants.NewHandlers(store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := plants.NewHandlers(store, store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.FollowChanges(store, nil)
-	rt := httpserver.NewRouter(h.Routes())
+	rt := httpserver.NewRouter(append(h.Routes(), plants.NewFeed(store, nil, zap.NewNop()).Routes()...))
 	api := rt.Resolve(rt.Dispatch())
 	polled := make(chan struct{})
 	var once sync.Once

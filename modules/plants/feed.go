@@ -7,7 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/auth/principal"
 	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
@@ -47,7 +51,7 @@ const changesGather = 10 * time.Millisecond
 
 // gather waits changesGather; false when gone closes or the server stops
 // first.
-func (h *Handlers) gather(gone <-chan struct{}) bool {
+func (f *Feed) gather(gone <-chan struct{}) bool {
 	t := time.NewTimer(changesGather)
 	defer t.Stop()
 	select {
@@ -55,7 +59,7 @@ func (h *Handlers) gather(gone <-chan struct{}) bool {
 		return true
 	case <-gone:
 		return false
-	case <-h.stopping:
+	case <-f.stopping:
 		return false
 	}
 }
@@ -69,13 +73,27 @@ const answerMargin = 30 * time.Second
 // retention window does next.
 const goneMessage = "the cursor is older than the change log's retention window: list the plants again (GET /plants) and follow the changes from the listing's " + ChangesCursorHeader + " header"
 
-// FollowChanges serves the change feed from changes and sets the listing's
-// Plantstore-Changes-Cursor header from it. The feed's long answers (a long
-// poll, a stream) end when stopping closes: the server's shutdown, which
-// waits for every answer in flight. Call it before serving; without it the
-// feed answers 404 and listings carry no cursor.
-func (h *Handlers) FollowChanges(changes changes.ChangeLog, stopping <-chan struct{}) {
-	h.changeLog, h.stopping = changes, stopping
+// Feed serves the change feed from a store's change log.
+type Feed struct {
+	changes  changes.ChangeLog // nil: the feed answers 404
+	stopping <-chan struct{}
+	log      *zap.Logger
+}
+
+// NewFeed returns the change feed of log (nil: a store that keeps none,
+// whose feed answers 404). The feed's long answers (a long poll, a stream)
+// end when stopping closes: the server's shutdown, which waits for every
+// answer in flight; a nil stopping never closes.
+func NewFeed(log changes.ChangeLog, stopping <-chan struct{}, logger *zap.Logger) *Feed {
+	return &Feed{changes: log, stopping: stopping, log: logger}
+}
+
+// Routes is the feed's one operation. The router prefers its literal path
+// over the handlers' "/plants/{id}".
+func (f *Feed) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodGet, Path: "/plants/changes", Handler: http.HandlerFunc(f.serve), Requires: principal.ScopePlantsRead},
+	}
 }
 
 // changesQuery is a parsed feed query; without an after, the zero cursor:
@@ -86,9 +104,9 @@ type changesQuery struct {
 	wait  time.Duration
 }
 
-// changes handles GET /plants/changes.
-func (h *Handlers) changes(w http.ResponseWriter, r *http.Request) {
-	if h.changeLog == nil {
+// serve handles GET /plants/changes.
+func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
+	if f.changes == nil {
 		httperr.Write(w, http.StatusNotFound, "this server keeps no change log")
 		return
 	}
@@ -98,17 +116,17 @@ func (h *Handlers) changes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if acceptsEventStream(r.Header) {
-		h.streamChanges(w, r, q)
+		f.stream(w, r, q)
 		return
 	}
-	h.pollChanges(w, r, q)
+	f.poll(w, r, q)
 }
 
-// pollChanges answers one page of changes after q.after. With a wait and
+// poll answers one page of changes after q.after. With a wait and
 // no change yet, it holds the answer until a change commits (the log's
 // Wait, and a poll every changesPoll in case a wake-up was lost), the wait
 // ends, or the server shuts down; the last two answer an empty page.
-func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changesQuery) {
+func (f *Feed) poll(w http.ResponseWriter, r *http.Request, q changesQuery) {
 	ctx := r.Context()
 	var waitOver <-chan time.Time
 	var poll *time.Ticker
@@ -127,18 +145,18 @@ func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changes
 		// that does not wait takes none (a store may lock to make one).
 		var wake <-chan struct{}
 		if q.wait > 0 {
-			wake = h.changeLog.Wait()
+			wake = f.changes.Wait()
 		}
-		records, err := h.changeLog.Changes(ctx, q.after, q.limit)
+		records, err := f.changes.Changes(ctx, q.after, q.limit)
 		if err != nil {
-			h.changesError(w, r, err)
+			f.readError(w, r, err)
 			return
 		}
 		// A waiting follower's page that is not full gathers what commits
 		// next, then is read again (once); a full page goes at once.
 		if q.wait > 0 && len(records) > 0 && len(records) < q.limit && !gathered {
 			gathered = true
-			if h.gather(ctx.Done()) {
+			if f.gather(ctx.Done()) {
 				continue
 			}
 		}
@@ -152,24 +170,24 @@ func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changes
 		case <-waitOver:
 			writeChangePage(w, nil, q.after)
 			return
-		case <-h.stopping:
+		case <-f.stopping:
 			writeChangePage(w, nil, q.after)
 			return
 		case <-ctx.Done():
-			h.storeError(w, r, ctx.Err(), 0) // the client left: 499, not logged as a failure
+			writeStoreError(f.log, w, r, ctx.Err(), 0) // the client left: 499, not logged as a failure
 			return
 		}
 	}
 }
 
-// changesError answers a failed read of the log: 410 for a cursor past the
+// readError answers a failed read of the log: 410 for a cursor past the
 // retention window, else as any store failure.
-func (h *Handlers) changesError(w http.ResponseWriter, r *http.Request, err error) {
+func (f *Feed) readError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, changes.ErrCursorGone) {
 		httperr.Write(w, http.StatusGone, goneMessage)
 		return
 	}
-	h.storeError(w, r, err, 0)
+	writeStoreError(f.log, w, r, err, 0)
 }
 
 // extendWriteDeadline moves the connection's write deadline d from now:

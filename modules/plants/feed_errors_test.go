@@ -17,16 +17,15 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// newFeedAPI serves h's routes, the change feed following changes, through
-// the real router; stopping stands for the server's shutdown.
-func newFeedAPI(tb testing.TB, store plant.Store, changes changes.ChangeLog, stopping <-chan struct{}) http.Handler {
+// newFeedAPI serves the handlers' routes and the change feed's, following
+// log, through the real router; stopping stands for the server's shutdown.
+func newFeedAPI(tb testing.TB, store plant.Store, log changes.ChangeLog, stopping <-chan struct{}) http.Handler {
 	tb.Helper()
-	h, err := NewHandlers(store, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := NewHandlers(store, log, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.FollowChanges(changes, stopping)
-	rt := httpserver.NewRouter(h.Routes())
+	rt := httpserver.NewRouter(append(h.Routes(), NewFeed(log, stopping, zap.NewNop()).Routes()...))
 	return rt.Resolve(rt.Dispatch())
 }
 

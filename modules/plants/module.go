@@ -71,39 +71,48 @@ var Module = fx.Module("plants",
 		OpenStore,
 		newHandlersFromApp,
 		httpapi.AsAPIRoutes((*Handlers).Routes),
+		httpapi.AsAPIRoutes((*Feed).Routes),
 		newImporterFromApp,
 		httpapi.AsAPIRoutes((*Importer).Routes),
 		httpapi.AsReadinessCheck(func(store plant.Store) httpapi.ReadinessCheck {
 			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
+	fx.Provide(fx.Private, newFeedFromApp),
 	fx.Invoke(RegisterPostgresMetrics, RegisterBoltMetrics),
 )
 
 // handlersIn is what the API handlers are built from: the store, and its
-// change log for the feed (nil only where a store keeps none yet).
-// Stopping comes from the http module (it ends the feed's long answers at
-// shutdown); the plants module run alone, in its tests, has none.
+// change log for the listings' cursor (nil only where a store keeps none
+// yet).
 type handlersIn struct {
 	fx.In
 
 	Config   Config
 	Store    plant.Store
 	Changes  changes.ChangeLog
-	Stopping httpapi.Stopping `optional:"true"`
 	Registry prometheus.Registerer
 	Log      *zap.Logger
 }
 
 func newHandlersFromApp(in handlersIn) (*Handlers, error) {
-	h, err := NewHandlers(in.Store, in.Config.MaxBodyBytes, in.Registry, in.Log)
-	if err != nil {
-		return nil, err
-	}
-	if in.Changes != nil {
-		h.FollowChanges(in.Changes, in.Stopping)
-	}
-	return h, nil
+	return NewHandlers(in.Store, in.Changes, in.Config.MaxBodyBytes, in.Registry, in.Log)
+}
+
+// feedParams is what the change feed is built from: the store's change log
+// and Stopping, which comes from the http module (it ends the feed's long
+// answers at shutdown); the plants module run alone, in its tests, has
+// none.
+type feedParams struct {
+	fx.In
+
+	Changes  changes.ChangeLog
+	Stopping httpapi.Stopping `optional:"true"`
+	Log      *zap.Logger
+}
+
+func newFeedFromApp(p feedParams) *Feed {
+	return NewFeed(p.Changes, p.Stopping, p.Log)
 }
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
