@@ -58,13 +58,19 @@ const (
 )
 
 // Module provides the configured store and contributes the API routes and
-// the store's readiness check. Inside the module the plant.Store is the
-// instrumented one (fx.Decorate), so the handlers and the readiness check
-// are timed and traced; the concrete store's other faces are provided as
-// they are (see Stores).
+// the store's readiness check. Inside the module the plant.Store and the
+// change log are the instrumented ones (fx.Decorate), so the handlers, the
+// feed and the readiness check are timed and traced; the concrete store's
+// other faces are provided as they are (see Stores).
 var Module = fx.Module("plants",
 	fx.Decorate(func(cfg Config, store plant.Store, metrics *StoreMetrics, tp trace.TracerProvider) plant.Store {
 		return metrics.Instrument(store, cfg.Store, tp)
+	}),
+	fx.Decorate(func(cfg Config, log changes.ChangeLog, metrics *StoreMetrics, tp trace.TracerProvider) changes.ChangeLog {
+		if log == nil {
+			return nil
+		}
+		return metrics.InstrumentChanges(log, cfg.Store, tp)
 	}),
 	fx.Provide(
 		NewStoreMetrics,
