@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -28,12 +28,11 @@ import (
 // first.
 func newFeedServer(t *testing.T, store *memstore.Store, front func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
-	h, err := plants.NewHandlers(store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := plants.NewHandlers(store, store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.FollowChanges(store, nil)
-	rt := httpserver.NewRouter(h.Routes())
+	rt := httpserver.NewRouter(append(h.Routes(), plants.NewFeed(store, nil, zap.NewNop()).Routes()...))
 	api := rt.Resolve(rt.Dispatch())
 	if front != nil {
 		api = front(api)
@@ -47,7 +46,7 @@ func newFeedServer(t *testing.T, store *memstore.Store, front func(http.Handler)
 
 // wantChanges is what the feed should give after cursor: the store's own
 // log, as the API writes it (times to the millisecond, in UTC).
-func wantChanges(t *testing.T, store *memstore.Store, after outbox.Cursor) []Change {
+func wantChanges(t *testing.T, store *memstore.Store, after changes.Cursor) []Change {
 	t.Helper()
 	records, err := store.Changes(context.Background(), after, 1000)
 	if err != nil {
@@ -57,7 +56,7 @@ func wantChanges(t *testing.T, store *memstore.Store, after outbox.Cursor) []Cha
 	for i, rec := range records {
 		out[i] = Change{Cursor: plants.EncodeCursor(rec.Cursor), Type: rec.Kind.String(), ID: rec.Plant.ID,
 			Version: rec.Version, Time: rec.At.UTC().Truncate(time.Millisecond)}
-		if rec.Kind != outbox.Deleted {
+		if rec.Kind != changes.Deleted {
 			out[i].Plant = &Plant{ID: rec.Plant.ID, Name: rec.Plant.Name, Tag: rec.Plant.Tag}
 		}
 	}
@@ -135,7 +134,7 @@ func TestChangesFollowsTheFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Plants) != 2 || page.ChangesCursor != plants.EncodeCursor(outbox.Cursor{Version: 2}) {
+	if len(page.Plants) != 2 || page.ChangesCursor != plants.EncodeCursor(changes.Cursor{Version: 2}) {
 		t.Fatalf("listing: %d plants, cursor %q", len(page.Plants), page.ChangesCursor)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -149,12 +148,12 @@ func TestChangesFollowsTheFeed(t *testing.T) {
 		return s.Replace(ctx, plant.Plant{ID: 1, Name: "fern", Tag: plant.StringPtr("shade")}, nil)
 	}, func(ctx context.Context, s *memstore.Store) error { return s.Delete(ctx, 2) })
 	got := take(t, next, 3)
-	sameChanges(t, got, wantChanges(t, store, outbox.Cursor{Version: 2}))
+	sameChanges(t, got, wantChanges(t, store, changes.Cursor{Version: 2}))
 
 	// From "": every change kept.
 	next2, stop2 := iter.Pull2(c.Changes(ctx, "", ChangesOptions{Limit: 2}))
 	defer stop2()
-	sameChanges(t, take(t, next2, 5), wantChanges(t, store, outbox.Cursor{}))
+	sameChanges(t, take(t, next2, 5), wantChanges(t, store, changes.Cursor{}))
 
 	// A long poll with nothing to give, past the server's timeouts, then a
 	// change.
@@ -202,7 +201,7 @@ func TestChangesResumesAfterFailures(t *testing.T) {
 	}
 	next, stop := iter.Pull2(c.Changes(context.Background(), "", ChangesOptions{Limit: 2, Wait: time.Second, MaxBackoff: 10 * time.Millisecond}))
 	defer stop()
-	sameChanges(t, take(t, next, 3), wantChanges(t, store, outbox.Cursor{}))
+	sameChanges(t, take(t, next, 3), wantChanges(t, store, changes.Cursor{}))
 	if n := requests.Load(); n != 6 {
 		t.Fatalf("%d requests, want 6: two failures, a page, two failures, a page", n)
 	}
@@ -241,7 +240,7 @@ func TestChangesCursorGone(t *testing.T) {
 	write(t, store, create(3, "c"))
 	next, stop := iter.Pull2(c.Changes(context.Background(), page.ChangesCursor, ChangesOptions{}))
 	defer stop()
-	sameChanges(t, take(t, next, 1), wantChanges(t, store, outbox.Cursor{Version: 2}))
+	sameChanges(t, take(t, next, 1), wantChanges(t, store, changes.Cursor{Version: 2}))
 }
 
 // TestChangesEndsOnARefusal: an answer that asking again cannot change (a

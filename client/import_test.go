@@ -23,7 +23,7 @@ import (
 // over store on loopback, with a line cap of maxLine.
 func newImportServer(t *testing.T, store plant.Store, maxLine int64) *httptest.Server {
 	t.Helper()
-	h, err := plants.NewHandlers(store, maxLine, prometheus.NewRegistry(), zap.NewNop())
+	h, err := plants.NewHandlers(store, nil, maxLine, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants"
 )
 
@@ -156,7 +156,7 @@ func testChangeFeed(t *testing.T, cfg config) {
 // text of PostgreSQL transaction 0x2dd has "t0" where 0x2db's has "ts",
 // so the later transaction's text sorts first), so tests compare what it
 // decodes to.
-func feedCursor(t *testing.T, s string) outbox.Cursor {
+func feedCursor(t *testing.T, s string) changes.Cursor {
 	t.Helper()
 	c, err := plants.ParseCursor("cursor", s)
 	if err != nil {

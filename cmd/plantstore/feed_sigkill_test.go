@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants"
 )
 
@@ -270,7 +270,7 @@ type mirror struct {
 	plants   map[int64]string // id: the plant's JSON as the API gives it
 	versions map[int64]int64  // id: the version of the last change applied
 	cursor   string
-	last     outbox.Cursor // what cursor decodes to
+	last     changes.Cursor // what cursor decodes to
 	seen     map[string]bool
 	listed   int
 	applied  int

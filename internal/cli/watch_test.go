@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -27,12 +27,11 @@ import (
 // on loopback; polled is closed at the first request for the feed.
 func newWatchServer(t *testing.T, store *memstore.Store) (*httptest.Server, <-chan struct{}) {
 	t.Helper()
-	h, err := plants.NewHandlers(store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := plants.NewHandlers(store, store, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.FollowChanges(store, nil)
-	rt := httpserver.NewRouter(h.Routes())
+	rt := httpserver.NewRouter(append(h.Routes(), plants.NewFeed(store, nil, zap.NewNop()).Routes()...))
 	api := rt.Resolve(rt.Dispatch())
 	polled := make(chan struct{})
 	var once sync.Once
@@ -81,7 +80,7 @@ func (w *watching) next(t *testing.T) string {
 
 // wantLines are the changes after cursor exactly as the feed gives them,
 // one a line.
-func wantLines(t *testing.T, srv *httptest.Server, after outbox.Cursor) []string {
+func wantLines(t *testing.T, srv *httptest.Server, after changes.Cursor) []string {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/plants/changes?after="+plants.EncodeCursor(after), nil)
 	if err != nil {
@@ -126,7 +125,7 @@ func TestWatchPrintsEachChange(t *testing.T) {
 	if err := store.Delete(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	want := wantLines(t, srv, outbox.Cursor{Version: 2})
+	want := wantLines(t, srv, changes.Cursor{Version: 2})
 	if len(want) != 3 || !strings.Contains(want[0], `"name":"moss <&>","tag":""`) || strings.Contains(want[2], `"plant"`) {
 		t.Fatalf("the changes to print: %q", want)
 	}
@@ -169,7 +168,7 @@ func TestWatchCursorGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, _ := newWatchServer(t, store)
-	w := startWatch(t, srv, "--after", plants.EncodeCursor(outbox.Cursor{Version: 1}))
+	w := startWatch(t, srv, "--after", plants.EncodeCursor(changes.Cursor{Version: 1}))
 	if rest, _ := io.ReadAll(w.lines); len(rest) != 0 {
 		t.Fatalf("printed %q", rest)
 	}

@@ -2,12 +2,12 @@
 // sender: the deliveries a store keeps until they succeed, written in the
 // commit of the change they announce (a transactional outbox), claimed by a
 // sender, settled as delivered, retried later, or buried as a dead letter;
-// and the changes a store reports to its hook inside that commit. Each store
-// that keeps an outbox (bolt in the plants file, PostgreSQL in the plants
-// database) implements Store, owning its schema and its queries; the suite in
-// outboxtest holds every one of them to the same semantics. The package
-// knows no store and no sender. The stores also keep, in changelog.go, the
-// log of every change (ChangeLog), which a change feed follows.
+// and the plan a store asks, inside that commit, for the rows of the
+// changes (see package changes) it makes. Each store that keeps an outbox
+// (bolt in the plants file, PostgreSQL in the plants database) implements
+// Store, owning its schema and its queries; the suite in outboxtest holds
+// every one of them to the same semantics. The package knows no store and
+// no sender.
 package outbox
 
 import (
@@ -18,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/plantstore/plantstore/modules/changes"
 )
 
 // Delivery is one event on its way to one endpoint, as claimed for an
@@ -28,8 +30,8 @@ type Delivery struct {
 	ID       string
 	Endpoint string
 	// Kind and Version are the change's, Version as its commit gave it
-	// (see Committed); CreatedAt is that commit's time.
-	Kind    Kind
+	// (see changes.Committed); CreatedAt is that commit's time.
+	Kind    changes.Kind
 	Version int64
 	// Body is the event's data as the plan wrote it (see Event): a sender
 	// sends it as is, or wrapped in an envelope with Kind and Version.
@@ -76,16 +78,16 @@ type Event struct {
 // Leased row is written claimed by its writer, which attempts it at once;
 // only a store that claims as it writes (see Plan) writes one so.
 type Row struct {
-	ID       string // the webhook-id: NewID()
-	Plant    int64  // the plant whose change the event announces
-	Kind     Kind   // the change's
+	ID       string       // the webhook-id: NewID()
+	Plant    int64        // the plant whose change the event announces
+	Kind     changes.Kind // the change's
 	Endpoint string
 	Event    Event
 	Leased   bool
 }
 
 // Delivery is the leased row's first attempt, in the commit c.
-func (r Row) Delivery(c Committed) Delivery {
+func (r Row) Delivery(c changes.Committed) Delivery {
 	return Delivery{ID: r.ID, Endpoint: r.Endpoint, Kind: r.Kind, Version: c.Version, Body: r.Event.Body,
 		TraceParent: r.Event.TraceParent, CreatedAt: c.At, Attempt: 1}
 }

@@ -26,7 +26,7 @@ import (
 // show), with a line cap of maxLine and a stream cap of maxStream.
 func newBulkServer(t *testing.T, store plant.Store, maxLine, maxStream int64) *httptest.Server {
 	t.Helper()
-	h, err := NewHandlers(store, maxLine, prometheus.NewRegistry(), zap.NewNop())
+	h, err := NewHandlers(store, nil, maxLine, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func (s *gateStore) Create(ctx context.Context, p plant.Plant) (plant.CreateResu
 func TestBulkImportFeedsTheStoreConcurrently(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &gateStore{Store: memstore.New(), open: make(chan struct{})}
-		h, err := NewHandlers(store, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+		h, err := NewHandlers(store, nil, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestBulkImportFeedsTheStoreConcurrently(t *testing.T) {
 // TestBulkImportRequiresWriteScope: the import creates, so it needs the
 // create's scope.
 func TestBulkImportRequiresWriteScope(t *testing.T) {
-	h, err := NewHandlers(memstore.New(), DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := NewHandlers(memstore.New(), nil, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

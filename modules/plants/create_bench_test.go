@@ -17,7 +17,7 @@ import (
 // (an idempotent 200), so that allocs/op shows what the handler itself
 // costs: the request and the writer are reused.
 func BenchmarkCreateHandler(b *testing.B) {
-	h, err := NewHandlers(memstore.New(), DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := NewHandlers(memstore.New(), nil, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}

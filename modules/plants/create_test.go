@@ -22,7 +22,7 @@ import (
 // plants-created counter.
 func newCreateHandler(t *testing.T, store plant.Store, log *zap.Logger) (http.Handler, prometheus.Counter) {
 	t.Helper()
-	h, err := NewHandlers(store, DefaultMaxBodyBytes, prometheus.NewRegistry(), log)
+	h, err := NewHandlers(store, nil, DefaultMaxBodyBytes, prometheus.NewRegistry(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

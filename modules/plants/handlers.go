@@ -9,9 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
-	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/telemetry/requestlog"
 )
@@ -26,12 +26,13 @@ type Handlers struct {
 	log          *zap.Logger
 	created      prometheus.Counter
 
-	changeLog outbox.ChangeLog // see FollowChanges
-	stopping  <-chan struct{}
+	changeLog changes.ChangeLog // nil: listings carry no cursor
 }
 
 // NewHandlers returns the API handlers; plants created are counted on reg.
-func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
+// changeLog, unless nil, is store's: each listing page carries its head
+// (Plantstore-Changes-Cursor), where a follower of the feed starts.
+func NewHandlers(store plant.Store, changeLog changes.ChangeLog, maxBodyBytes int64, reg prometheus.Registerer, log *zap.Logger) (*Handlers, error) {
 	created := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "plantstore_plants_created_total",
 		Help: "Plants newly stored; an identical re-create stores nothing and is not counted.",
@@ -39,19 +40,19 @@ func NewHandlers(store plant.Store, maxBodyBytes int64, reg prometheus.Registere
 	if err := reg.Register(created); err != nil {
 		return nil, err
 	}
-	return &Handlers{store: store, maxBodyBytes: maxBodyBytes, log: log, created: created}, nil
+	return &Handlers{store: store, maxBodyBytes: maxBodyBytes, log: log, created: created, changeLog: changeLog}, nil
 }
 
-// Routes are the API operations. "/plants/{id}" has no pattern for the id
-// so that a malformed id reaches the handlers and gets a 400, not a 404;
-// the router prefers "/plants/changes", a literal path, over it. Each
-// declares its scope; a token listed without scopes holds both.
+// Routes are the API operations but the feed's (see Feed). "/plants/{id}"
+// has no pattern for the id so that a malformed id reaches the handlers
+// and gets a 400, not a 404; the router prefers the feed's
+// "/plants/changes", a literal path, over it. Each declares its scope; a
+// token listed without scopes holds both.
 func (h *Handlers) Routes() []httpapi.Route {
 	const read, write = principal.ScopePlantsRead, principal.ScopePlantsWrite
 	return []httpapi.Route{
 		{Method: http.MethodGet, Path: "/plants", Handler: http.HandlerFunc(h.list), Requires: read},
 		{Method: http.MethodPost, Path: "/plants", Handler: httpapi.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.create)), Requires: write},
-		{Method: http.MethodGet, Path: "/plants/changes", Handler: http.HandlerFunc(h.changes), Requires: read},
 		{Method: http.MethodGet, Path: "/plants/{id}", Handler: http.HandlerFunc(h.get), Requires: read},
 		{Method: http.MethodPut, Path: "/plants/{id}", Handler: httpapi.ReadsBody(h.maxBodyBytes, http.HandlerFunc(h.update)), Requires: write},
 		{Method: http.MethodDelete, Path: "/plants/{id}", Handler: http.HandlerFunc(h.delete), Requires: write},
@@ -71,6 +72,12 @@ const retryAfterSeconds = 1
 // unreachable, and otherwise 500 with a generic message, the detail going
 // to the log.
 func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error, id int64) {
+	writeStoreError(h.log, w, r, err, id)
+}
+
+// writeStoreError is storeError for a handler of its own (the feed's),
+// logging to log.
+func writeStoreError(log *zap.Logger, w http.ResponseWriter, r *http.Request, err error, id int64) {
 	if status, message, ok := answerStatus(err, id); ok {
 		httperr.Write(w, status, message)
 		return
@@ -81,14 +88,14 @@ func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error,
 		// closed): nobody reads this answer, and it is not a server error,
 		// so it is neither logged as one nor counted as a 5xx. 499 is the
 		// status proxies use for it.
-		h.log.Debug("client gone before the store answered", requestFields(r, err)...)
+		log.Debug("client gone before the store answered", requestFields(r, err)...)
 		httperr.Write(w, StatusClientClosedRequest, "the client closed the request")
 	case errors.Is(err, plant.ErrUnavailable):
-		h.log.Warn("store unavailable", requestFields(r, err)...)
+		log.Warn("store unavailable", requestFields(r, err)...)
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 		httperr.Write(w, http.StatusServiceUnavailable, "the plant store is unavailable; retry later")
 	default:
-		h.log.Error("store failed", requestFields(r, err)...)
+		log.Error("store failed", requestFields(r, err)...)
 		httperr.Write(w, http.StatusInternalServerError, "internal error")
 	}
 }

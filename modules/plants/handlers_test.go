@@ -15,15 +15,16 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// newTestAPI serves h's routes through the real router, so that path
-// variables and 405s behave as in the program.
+// newTestAPI serves the handlers' routes and the feed's (without a change
+// log) through the real router, so that path variables and 405s behave as
+// in the program.
 func newTestAPI(tb testing.TB, store plant.Store) http.Handler {
 	tb.Helper()
-	h, err := NewHandlers(store, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := NewHandlers(store, nil, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rt := httpserver.NewRouter(h.Routes())
+	rt := httpserver.NewRouter(append(h.Routes(), NewFeed(nil, nil, zap.NewNop()).Routes()...))
 	return rt.Resolve(rt.Dispatch())
 }
 

@@ -10,15 +10,18 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
 // Outcomes of a store call, the values of the "result" label: ok, the name
-// of an answer (plant.AnswerOf: not_found, conflict, ...), unavailable,
-// canceled or error. Answers are not failures: only unavailable and error
-// mark the span as failed.
+// of an answer (plant.AnswerOf: not_found, conflict, ...; cursor_gone for a
+// change log's read after a pruned cursor), unavailable, canceled or error.
+// Answers are not failures: only unavailable and error mark the span as
+// failed.
 const (
 	resultOK          = "ok"
+	resultCursorGone  = "cursor_gone"
 	resultUnavailable = "unavailable"
 	resultCanceled    = "canceled"
 	resultError       = "error"
@@ -51,26 +54,45 @@ func NewStoreMetrics(reg prometheus.Registerer) (*StoreMetrics, error) {
 // and, inside a traced request, recorded as a child span. Calls outside a
 // trace (the readiness probe's pings) start no trace of their own.
 func (m *StoreMetrics) Instrument(store plant.Store, name string, tp trace.TracerProvider) plant.Store {
-	op := func(operation string) *storeOp {
-		byResult := m.duration.MustCurryWith(prometheus.Labels{"store": name, "operation": operation})
-		return &storeOp{
-			span:     "store " + operation,
-			ok:       byResult.WithLabelValues(resultOK), // also exports the series from the start
-			byResult: byResult,
-		}
-	}
+	op := m.ops(name, tp)
 	return &instrumentedStore{
 		next:   store,
-		tracer: tp.Tracer("github.com/plantstore/plantstore/modules/plants"),
-		name:   attribute.String("plantstore.store", name),
 		create: op("create"), get: op("get"), list: op("list"), delete: op("delete"), ping: op("ping"),
 		update: op("replace"), deleteMatching: op("delete_matching"),
 	}
 }
 
-// storeOp is one Store method's instruments, looked up once: its span name
-// and its observers by result.
+// InstrumentChanges wraps a store's change log as Instrument wraps the
+// store: the feed's reads ("changes") and the listings' reads of its head
+// ("changes_head") are timed under the store's name and are child spans of
+// a traced request. Wait only hands out a channel, and PruneChanges is the
+// store's own pruner's call, never made through this: neither is timed.
+func (m *StoreMetrics) InstrumentChanges(log changes.ChangeLog, name string, tp trace.TracerProvider) changes.ChangeLog {
+	op := m.ops(name, tp)
+	return &instrumentedChangeLog{next: log, changes: op("changes"), head: op("changes_head")}
+}
+
+// ops makes the instruments of the operations of the store name.
+func (m *StoreMetrics) ops(name string, tp trace.TracerProvider) func(operation string) *storeOp {
+	tracer := tp.Tracer("github.com/plantstore/plantstore/modules/plants")
+	store := attribute.String("plantstore.store", name)
+	return func(operation string) *storeOp {
+		byResult := m.duration.MustCurryWith(prometheus.Labels{"store": name, "operation": operation})
+		return &storeOp{
+			tracer:   tracer,
+			store:    store,
+			span:     "store " + operation,
+			ok:       byResult.WithLabelValues(resultOK), // also exports the series from the start
+			byResult: byResult,
+		}
+	}
+}
+
+// storeOp is one store method's instruments, looked up once: its tracer,
+// span name and store attribute, and its observers by result.
 type storeOp struct {
+	tracer   trace.Tracer
+	store    attribute.KeyValue
 	span     string
 	ok       prometheus.Observer    // the common outcome
 	byResult prometheus.ObserverVec // the others
@@ -78,8 +100,6 @@ type storeOp struct {
 
 type instrumentedStore struct {
 	next                            plant.Store
-	tracer                          trace.Tracer
-	name                            attribute.KeyValue
 	create, get, list, delete, ping *storeOp
 	update, deleteMatching          *storeOp
 }
@@ -90,15 +110,15 @@ type instrumentedStore struct {
 // a new Store method (or another face of a store) is instrumented by
 // naming its operation. call does not escape, so the closure that calls
 // the store costs no allocation; spans start only under a traced caller.
-func observe[T any](ctx context.Context, s *instrumentedStore, op *storeOp, extra attribute.KeyValue, call func(context.Context) (T, error)) (T, error) {
+func observe[T any](ctx context.Context, op *storeOp, extra attribute.KeyValue, call func(context.Context) (T, error)) (T, error) {
 	start := time.Now()
 	var span trace.Span // nil when the caller is not traced
 	if trace.SpanContextFromContext(ctx).IsValid() {
-		attrs := trace.WithAttributes(s.name)
+		attrs := trace.WithAttributes(op.store)
 		if extra.Valid() {
-			attrs = trace.WithAttributes(s.name, extra)
+			attrs = trace.WithAttributes(op.store, extra)
 		}
-		ctx, span = s.tracer.Start(ctx, op.span, internalSpan, attrs)
+		ctx, span = op.tracer.Start(ctx, op.span, internalSpan, attrs)
 	}
 	v, err := call(ctx)
 	result := storeResult(err)
@@ -134,6 +154,8 @@ func storeResult(err error) string {
 		return answer
 	}
 	switch {
+	case errors.Is(err, changes.ErrCursorGone):
+		return resultCursorGone
 	case errors.Is(err, plant.ErrUnavailable):
 		return resultUnavailable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -151,46 +173,46 @@ func idAttr(id int64) attribute.KeyValue { return attribute.Int64("plant.id", id
 type none struct{}
 
 func (s *instrumentedStore) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
-	return observe(ctx, s, s.create, idAttr(p.ID), func(ctx context.Context) (plant.CreateResult, error) {
+	return observe(ctx, s.create, idAttr(p.ID), func(ctx context.Context) (plant.CreateResult, error) {
 		return s.next.Create(ctx, p)
 	})
 }
 
 func (s *instrumentedStore) Get(ctx context.Context, id int64) (plant.Plant, error) {
-	return observe(ctx, s, s.get, idAttr(id), func(ctx context.Context) (plant.Plant, error) {
+	return observe(ctx, s.get, idAttr(id), func(ctx context.Context) (plant.Plant, error) {
 		return s.next.Get(ctx, id)
 	})
 }
 
 func (s *instrumentedStore) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, error) {
-	return observe(ctx, s, s.list, attribute.Int("plantstore.list.limit", q.Limit), func(ctx context.Context) ([]plant.Plant, error) {
+	return observe(ctx, s.list, attribute.Int("plantstore.list.limit", q.Limit), func(ctx context.Context) ([]plant.Plant, error) {
 		return s.next.List(ctx, q)
 	})
 }
 
 func (s *instrumentedStore) Delete(ctx context.Context, id int64) error {
-	_, err := observe(ctx, s, s.delete, idAttr(id), func(ctx context.Context) (none, error) {
+	_, err := observe(ctx, s.delete, idAttr(id), func(ctx context.Context) (none, error) {
 		return none{}, s.next.Delete(ctx, id)
 	})
 	return err
 }
 
 func (s *instrumentedStore) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) error {
-	_, err := observe(ctx, s, s.update, idAttr(p.ID), func(ctx context.Context) (none, error) {
+	_, err := observe(ctx, s.update, idAttr(p.ID), func(ctx context.Context) (none, error) {
 		return none{}, s.next.Replace(ctx, p, match)
 	})
 	return err
 }
 
 func (s *instrumentedStore) DeleteMatching(ctx context.Context, match plant.Plant) error {
-	_, err := observe(ctx, s, s.deleteMatching, idAttr(match.ID), func(ctx context.Context) (none, error) {
+	_, err := observe(ctx, s.deleteMatching, idAttr(match.ID), func(ctx context.Context) (none, error) {
 		return none{}, s.next.DeleteMatching(ctx, match)
 	})
 	return err
 }
 
 func (s *instrumentedStore) Ping(ctx context.Context) error {
-	_, err := observe(ctx, s, s.ping, attribute.KeyValue{}, func(ctx context.Context) (none, error) {
+	_, err := observe(ctx, s.ping, attribute.KeyValue{}, func(ctx context.Context) (none, error) {
 		return none{}, s.next.Ping(ctx)
 	})
 	return err
@@ -198,3 +220,26 @@ func (s *instrumentedStore) Ping(ctx context.Context) error {
 
 // Close is not timed: it runs once, at stop.
 func (s *instrumentedStore) Close() error { return s.next.Close() }
+
+type instrumentedChangeLog struct {
+	next          changes.ChangeLog
+	changes, head *storeOp
+}
+
+func (l *instrumentedChangeLog) Changes(ctx context.Context, after changes.Cursor, limit int) ([]changes.Record, error) {
+	return observe(ctx, l.changes, attribute.Int("plantstore.changes.limit", limit), func(ctx context.Context) ([]changes.Record, error) {
+		return l.next.Changes(ctx, after, limit)
+	})
+}
+
+func (l *instrumentedChangeLog) Head(ctx context.Context) (changes.Cursor, error) {
+	return observe(ctx, l.head, attribute.KeyValue{}, func(ctx context.Context) (changes.Cursor, error) {
+		return l.next.Head(ctx)
+	})
+}
+
+func (l *instrumentedChangeLog) Wait() <-chan struct{} { return l.next.Wait() }
+
+func (l *instrumentedChangeLog) PruneChanges(ctx context.Context, before time.Time) (int, error) {
+	return l.next.PruneChanges(ctx, before)
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -13,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
@@ -180,4 +184,84 @@ func labelsAre(m *dto.Metric, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// The feed's reads of the change log are timed and traced as the store's
+// other calls are: a page is one "changes" read, a child span of its
+// request; a read after a pruned cursor is an answer (cursor_gone), not a
+// failure; a listing's read of the log's head is "changes_head".
+func TestFeedReadsAreTimedAndTraced(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	m, err := plants.NewStoreMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memstore.New()
+	log := m.InstrumentChanges(store, "memory", tp)
+	feed := plants.NewFeed(log, nil, zap.NewNop()).Routes()[0].Handler
+	h, err := plants.NewHandlers(store, log, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list http.Handler
+	for _, rt := range h.Routes() {
+		if rt.Method == http.MethodGet && rt.Path == "/plants" {
+			list = rt.Handler
+		}
+	}
+	for _, op := range []string{"changes", "changes_head"} {
+		if n, ok := storeCount(t, reg, "memory", op, "ok"); !ok || n != 0 {
+			t.Errorf("before any read, %s/ok = %d (exported %v), want an exported 0", op, n, ok)
+		}
+	}
+	ctx := t.Context()
+	if _, err := store.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); err != nil {
+		t.Fatal(err)
+	}
+	get := func(h http.Handler, target string, want int) {
+		t.Helper()
+		ctx, request := tp.Tracer("test").Start(ctx, "GET "+target)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, target, nil))
+		request.End()
+		if w.Code != want {
+			t.Fatalf("GET %s: %d %s, want %d", target, w.Code, w.Body, want)
+		}
+	}
+	get(feed, "/plants/changes?limit=5", http.StatusOK)
+	get(list, "/plants", http.StatusOK)
+	if _, err := store.PruneChanges(ctx, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	get(feed, "/plants/changes", http.StatusGone)
+
+	for _, tc := range []struct {
+		op, result string
+		want       uint64
+	}{
+		{"changes", "ok", 1},
+		{"changes", "cursor_gone", 1},
+		{"changes_head", "ok", 1},
+	} {
+		if n, _ := storeCount(t, reg, "memory", tc.op, tc.result); n != tc.want {
+			t.Errorf("%s %s: %d reads, want %d", tc.op, tc.result, n, tc.want)
+		}
+	}
+	spans := rec.Ended()
+	if len(spans) != 6 {
+		t.Fatalf("got %d spans, want 3 reads and their 3 requests", len(spans))
+	}
+	for i, want := range []string{"store changes", "store changes_head", "store changes"} {
+		read, request := spans[2*i], spans[2*i+1]
+		if read.Name() != want || read.Parent().SpanID() != request.SpanContext().SpanID() {
+			t.Errorf("span %d: %q, child of %v; want %q, a child of %q", 2*i, read.Name(), read.Parent().SpanID(), want, request.Name())
+		}
+	}
+	wantSpanAttrs(t, spans[0], map[attribute.Key]any{"plantstore.store": "memory", "plantstore.changes.limit": int64(5), "plantstore.store.result": nil})
+	wantSpanAttrs(t, spans[4], map[attribute.Key]any{"plantstore.store": "memory", "plantstore.changes.limit": int64(100), "plantstore.store.result": "cursor_gone"})
+	if spans[4].Status().Code == codes.Error {
+		t.Error("a gone cursor marks the span as failed; it is an answer (410), not a failure")
+	}
 }

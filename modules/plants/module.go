@@ -17,6 +17,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
@@ -57,52 +58,67 @@ const (
 )
 
 // Module provides the configured store and contributes the API routes and
-// the store's readiness check. Inside the module the plant.Store is the
-// instrumented one (fx.Decorate), so the handlers and the readiness check
-// are timed and traced; the concrete store's other faces are provided as
-// they are (see Stores).
+// the store's readiness check. Inside the module the plant.Store and the
+// change log are the instrumented ones (fx.Decorate), so the handlers, the
+// feed and the readiness check are timed and traced; the concrete store's
+// other faces are provided as they are (see Stores).
 var Module = fx.Module("plants",
 	fx.Decorate(func(cfg Config, store plant.Store, metrics *StoreMetrics, tp trace.TracerProvider) plant.Store {
 		return metrics.Instrument(store, cfg.Store, tp)
+	}),
+	fx.Decorate(func(cfg Config, log changes.ChangeLog, metrics *StoreMetrics, tp trace.TracerProvider) changes.ChangeLog {
+		if log == nil {
+			return nil
+		}
+		return metrics.InstrumentChanges(log, cfg.Store, tp)
 	}),
 	fx.Provide(
 		NewStoreMetrics,
 		OpenStore,
 		newHandlersFromApp,
 		httpapi.AsAPIRoutes((*Handlers).Routes),
+		httpapi.AsAPIRoutes((*Feed).Routes),
 		newImporterFromApp,
 		httpapi.AsAPIRoutes((*Importer).Routes),
 		httpapi.AsReadinessCheck(func(store plant.Store) httpapi.ReadinessCheck {
 			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
+	fx.Provide(fx.Private, newFeedFromApp),
 	fx.Invoke(RegisterPostgresMetrics, RegisterBoltMetrics),
 )
 
 // handlersIn is what the API handlers are built from: the store, and its
-// change log for the feed (nil only where a store keeps none yet).
-// Stopping comes from the http module (it ends the feed's long answers at
-// shutdown); the plants module run alone, in its tests, has none.
+// change log for the listings' cursor (nil only where a store keeps none
+// yet).
 type handlersIn struct {
 	fx.In
 
 	Config   Config
 	Store    plant.Store
-	Changes  outbox.ChangeLog
-	Stopping httpapi.Stopping `optional:"true"`
+	Changes  changes.ChangeLog
 	Registry prometheus.Registerer
 	Log      *zap.Logger
 }
 
 func newHandlersFromApp(in handlersIn) (*Handlers, error) {
-	h, err := NewHandlers(in.Store, in.Config.MaxBodyBytes, in.Registry, in.Log)
-	if err != nil {
-		return nil, err
-	}
-	if in.Changes != nil {
-		h.FollowChanges(in.Changes, in.Stopping)
-	}
-	return h, nil
+	return NewHandlers(in.Store, in.Changes, in.Config.MaxBodyBytes, in.Registry, in.Log)
+}
+
+// feedParams is what the change feed is built from: the store's change log
+// and Stopping, which comes from the http module (it ends the feed's long
+// answers at shutdown); the plants module run alone, in its tests, has
+// none.
+type feedParams struct {
+	fx.In
+
+	Changes  changes.ChangeLog
+	Stopping httpapi.Stopping `optional:"true"`
+	Log      *zap.Logger
+}
+
+func newFeedFromApp(p feedParams) *Feed {
+	return NewFeed(p.Changes, p.Stopping, p.Log)
 }
 
 // Stores is what OpenStore provides: the plant.Store every consumer uses,
@@ -116,7 +132,7 @@ type Stores struct {
 
 	Store    plant.Store
 	Outbox   outbox.Store
-	Changes  outbox.ChangeLog
+	Changes  changes.ChangeLog
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
@@ -28,7 +29,7 @@ type moduleView struct {
 
 	Store    plant.Store
 	Outbox   outbox.Store
-	Changes  outbox.ChangeLog
+	Changes  changes.ChangeLog
 	Bolt     *boltstore.Store
 	Postgres *pgstore.Store
 	Routes   []httpapi.Route `group:"api_routes"`
@@ -126,6 +127,34 @@ func TestModuleInstrumentsTheHandlersStore(t *testing.T) {
 	got := histogramCount(t, reg, "memory", "create", resultOK)
 	if got != 1 {
 		t.Fatalf("store create observations: %d, want 1", got)
+	}
+}
+
+// Inside the module the change log is instrumented too: a page of the feed
+// through its route is a "changes" read, a listing's head a
+// "changes_head" one, both under the store's name; the change log seen
+// outside the module stays the store's own (see above).
+func TestModuleInstrumentsTheFeedsChangeLog(t *testing.T) {
+	view, reg := startModule(t, Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes})
+	routes := map[string]http.Handler{}
+	for _, rt := range view.Routes {
+		routes[rt.Method+" "+rt.Path] = rt.Handler
+	}
+	for _, target := range []string{"/plants/changes", "/plants"} {
+		h := routes[http.MethodGet+" "+target]
+		if h == nil {
+			t.Fatalf("no GET %s route", target)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", target, rec.Code, rec.Body)
+		}
+	}
+	for _, op := range []string{"changes", "changes_head"} {
+		if got := histogramCount(t, reg, "memory", op, resultOK); got != 1 {
+			t.Errorf("store %s observations: %d, want 1", op, got)
+		}
 	}
 }
 

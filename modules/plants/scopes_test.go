@@ -15,7 +15,7 @@ import (
 // checks, reads plants:read and changes plants:write, so that a scoped
 // token (issue 16) is held to what it may do.
 func TestRoutesDeclareScopes(t *testing.T) {
-	h, err := NewHandlers(memstore.New(), DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := NewHandlers(memstore.New(), nil, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestRoutesDeclareScopes(t *testing.T) {
 		http.MethodPut + " /plants/{id}":    principal.ScopePlantsWrite,
 		http.MethodDelete + " /plants/{id}": principal.ScopePlantsWrite,
 	}
-	routes := h.Routes()
+	routes := append(h.Routes(), NewFeed(nil, nil, zap.NewNop()).Routes()...)
 	if len(routes) != len(want) {
 		t.Fatalf("%d routes, want %d", len(routes), len(want))
 	}

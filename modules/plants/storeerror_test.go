@@ -36,7 +36,7 @@ func TestStoreFailureIsLoggedWithTheRequestAndTraceIDs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			core, logs := observer.New(zapcore.InfoLevel)
 			log := zap.New(core)
-			h, err := plants.NewHandlers(failing{memstore.New(), tc.err}, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), log)
+			h, err := plants.NewHandlers(failing{memstore.New(), tc.err}, nil, plants.DefaultMaxBodyBytes, prometheus.NewRegistry(), log)
 			if err != nil {
 				t.Fatal(err)
 			}

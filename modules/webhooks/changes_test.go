@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
@@ -71,7 +71,7 @@ func TestAPlantsChangesReachAnEnvelopeEndpointInVersionOrder(t *testing.T) {
 		if err := json.Unmarshal(req.Body, &e); err != nil || !req.Verified {
 			t.Fatalf("request %d: %s (verified %v): %v", i+1, req.Body, req.Verified, err)
 		}
-		if want := outbox.Kinds[i].String(); e.Type != want || e.Data.ID != 7 || string(e.Data.Plant) != wantData[i] {
+		if want := changes.Kinds[i].String(); e.Type != want || e.Data.ID != 7 || string(e.Data.Plant) != wantData[i] {
 			t.Errorf("request %d: %s, want a %s of plant 7 with %s", i+1, req.Body, want, wantData[i])
 		}
 		if e.Data.Version <= last {

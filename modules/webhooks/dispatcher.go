@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -88,7 +89,7 @@ type Dispatcher struct {
 // Option adjusts a Dispatcher as NewDispatcher builds it.
 type Option func(*Dispatcher)
 
-// Waker tells of changes as they are committed: outbox.ChangeLog's Wait.
+// Waker tells of changes as they are committed: changes.ChangeLog's Wait.
 type Waker interface {
 	// Wait returns a channel closed at the next change.
 	Wait() <-chan struct{}
@@ -207,10 +208,10 @@ func (d *Dispatcher) wakeOnChanges() {
 	}
 }
 
-// subscriptions names, by kind of change (outbox.Kind), the endpoints it
+// subscriptions names, by kind of change (changes.Kind), the endpoints it
 // is announced to, and in some the endpoints of any kind.
 type subscriptions struct {
-	byKind [outbox.Deleted + 1][]string
+	byKind [changes.Deleted + 1][]string
 	some   []string
 }
 
@@ -218,7 +219,7 @@ type subscriptions struct {
 func (d *Dispatcher) Subscribed() []string { return d.subscribed.Load().some }
 
 // subscribers names the endpoints that a change of kind k is announced to.
-func (d *Dispatcher) subscribers(k outbox.Kind) []string {
+func (d *Dispatcher) subscribers(k changes.Kind) []string {
 	subs := d.subscribed.Load()
 	if int(k) >= len(subs.byKind) {
 		return nil
@@ -230,7 +231,7 @@ func (d *Dispatcher) setSubscribed(f File) {
 	var subs subscriptions
 	for _, ep := range f.Endpoints {
 		some := false
-		for _, k := range outbox.Kinds {
+		for _, k := range changes.Kinds {
 			if ep.Subscribes(k.String()) {
 				subs.byKind[k] = append(subs.byKind[k], ep.Name)
 				some = true

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The events, one per kind of change (outbox.Kind's String).
+// The events, one per kind of change (changes.Kind's String).
 const (
 	// EventPlantCreated: a plant was stored by a create (not an identical
 	// re-create, not a conflict).

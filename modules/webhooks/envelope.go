@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -38,9 +39,9 @@ const envelopeTime = "2006-01-02T15:04:05.000Z07:00"
 
 // kindOf is the change dl announces. A row written before the outbox
 // recorded kinds announces a create: nothing else was announced then.
-func kindOf(dl outbox.Delivery) outbox.Kind {
+func kindOf(dl outbox.Delivery) changes.Kind {
 	if dl.Kind == 0 {
-		return outbox.Created
+		return changes.Created
 	}
 	return dl.Kind
 }
@@ -64,7 +65,7 @@ func envelopeOf(dl outbox.Delivery) ([]byte, error) {
 	}
 	e := envelope{Type: kind.String(), Timestamp: dl.CreatedAt.UTC().Format(envelopeTime),
 		Data: envelopeData{ID: data.ID, Version: dl.Version}}
-	if kind != outbox.Deleted {
+	if kind != changes.Deleted {
 		e.Data.Plant = dl.Body
 	}
 	var b bytes.Buffer

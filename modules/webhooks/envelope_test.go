@@ -14,6 +14,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
@@ -25,20 +26,20 @@ import (
 // bytes on every attempt.
 func TestEnvelopesAreExactAndTheSameOnEveryAttempt(t *testing.T) {
 	tag := "<dog> & \"cat\""
-	created := EventOf(outbox.Change{Ctx: context.Background(), Kind: outbox.Created, After: plant.Plant{ID: 1, Name: "Rex \u00e9\u00e8 \u65e5\u672c", Tag: &tag}})
-	updated := EventOf(outbox.Change{Ctx: context.Background(), Kind: outbox.Replaced,
+	created := EventOf(changes.Change{Ctx: context.Background(), Kind: changes.Created, After: plant.Plant{ID: 1, Name: "Rex \u00e9\u00e8 \u65e5\u672c", Tag: &tag}})
+	updated := EventOf(changes.Change{Ctx: context.Background(), Kind: changes.Replaced,
 		Before: plant.Plant{ID: 1, Name: "Rex"}, After: plant.Plant{ID: 1, Name: "Rex II"}})
-	deleted := EventOf(outbox.Change{Ctx: context.Background(), Kind: outbox.Deleted, Before: plant.Plant{ID: 1}})
+	deleted := EventOf(changes.Change{Ctx: context.Background(), Kind: changes.Deleted, Before: plant.Plant{ID: 1}})
 	cet := time.FixedZone("CET", 3600)
 	for _, c := range []struct {
 		dl   outbox.Delivery
 		want string
 	}{
-		{outbox.Delivery{Kind: outbox.Created, Version: 16, Body: created.Body, CreatedAt: time.Date(2026, 11, 25, 20, 40, 0, 123456789, cet)},
+		{outbox.Delivery{Kind: changes.Created, Version: 16, Body: created.Body, CreatedAt: time.Date(2026, 11, 25, 20, 40, 0, 123456789, cet)},
 			`{"type":"plant.created","timestamp":"2026-11-25T19:40:00.123Z","data":{"id":1,"version":16,"plant":{"id":1,"name":"Rex éè 日本","tag":"<dog> & \"cat\""}}}`},
-		{outbox.Delivery{Kind: outbox.Replaced, Version: 17, Body: updated.Body, CreatedAt: time.Date(2026, 11, 25, 19, 40, 1, 0, time.UTC)},
+		{outbox.Delivery{Kind: changes.Replaced, Version: 17, Body: updated.Body, CreatedAt: time.Date(2026, 11, 25, 19, 40, 1, 0, time.UTC)},
 			`{"type":"plant.updated","timestamp":"2026-11-25T19:40:01.000Z","data":{"id":1,"version":17,"plant":{"id":1,"name":"Rex II"}}}`},
-		{outbox.Delivery{Kind: outbox.Deleted, Version: 18, Body: deleted.Body, CreatedAt: time.Date(2026, 11, 25, 19, 40, 2, 999999999, time.UTC)},
+		{outbox.Delivery{Kind: changes.Deleted, Version: 18, Body: deleted.Body, CreatedAt: time.Date(2026, 11, 25, 19, 40, 2, 999999999, time.UTC)},
 			`{"type":"plant.deleted","timestamp":"2026-11-25T19:40:02.999Z","data":{"id":1,"version":18}}`},
 		// A row written before kinds were recorded announced a create.
 		{outbox.Delivery{Version: 0, Body: []byte(`{"id":-9007199254740993,"name":"old"}`), CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 60000000, time.UTC)},
@@ -56,7 +57,7 @@ func TestEnvelopesAreExactAndTheSameOnEveryAttempt(t *testing.T) {
 		if string(got) != string(c.dl.Body) {
 			t.Errorf("origin body of %v = %s, want the data as is %s", c.dl.Kind, got, c.dl.Body)
 		}
-		if kindOf(c.dl) == outbox.Created {
+		if kindOf(c.dl) == changes.Created {
 			webhookstest.CheckEventSchema(t, "plant.created", got)
 			webhookstest.CheckOriginSchema(t, got)
 		}
@@ -77,7 +78,7 @@ func TestAnEnvelopeIsSignedAsSent(t *testing.T) {
 	s := newSender(testConfig(), tracenoop.NewTracerProvider())
 	ep := endpoint(t, "crm", r.URL, secret)
 	ep.Format = FormatEnvelope
-	dl := outbox.Delivery{ID: outbox.NewID(), Kind: outbox.Deleted, Version: 42, Body: []byte(`{"id":7}`),
+	dl := outbox.Delivery{ID: outbox.NewID(), Kind: changes.Deleted, Version: 42, Body: []byte(`{"id":7}`),
 		CreatedAt: time.Date(2026, 11, 25, 19, 40, 0, 5e6, time.UTC), Attempt: 1}
 	if got := s.attempt(ctx, ep, dl); got.outcome != outcomeDelivered {
 		t.Fatalf("attempt = %+v", got)
@@ -109,10 +110,10 @@ endpoints:
 	}
 	d := NewDispatcher(testConfig(), nil, f, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
 	tag := "<tropical>"
-	rows, written := d.planRows([]outbox.Change{
-		{Ctx: ctx, Kind: outbox.Created, After: plant.Plant{ID: 1, Name: "Monstera é", Tag: &tag}},
-		{Ctx: ctx, Kind: outbox.Replaced, Before: plant.Plant{ID: 2, Name: "a"}, After: plant.Plant{ID: 2, Name: "b"}},
-		{Ctx: ctx, Kind: outbox.Deleted, Before: plant.Plant{ID: 3, Name: "c"}},
+	rows, written := d.planRows([]changes.Change{
+		{Ctx: ctx, Kind: changes.Created, After: plant.Plant{ID: 1, Name: "Monstera é", Tag: &tag}},
+		{Ctx: ctx, Kind: changes.Replaced, Before: plant.Plant{ID: 2, Name: "a"}, After: plant.Plant{ID: 2, Name: "b"}},
+		{Ctx: ctx, Kind: changes.Deleted, Before: plant.Plant{ID: 3, Name: "c"}},
 	}, false)
 	if written != nil {
 		t.Error("a plan without claims returned a written func")

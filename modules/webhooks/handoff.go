@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -106,12 +107,12 @@ func (d *Dispatcher) giveBack(dl outbox.Delivery, reason string) {
 // store that claims as it writes, a row is claimed for a handoff where
 // there is room, and written hands the claimed rows of the committed
 // changes to their workers and gives back the rest of the room.
-func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outbox.Row, written func(committed map[int64]outbox.Committed, err error)) {
-	if len(changes) == 0 || len(d.Subscribed()) == 0 {
+func (d *Dispatcher) planRows(cs []changes.Change, claims bool) (rows []outbox.Row, written func(committed map[int64]changes.Committed, err error)) {
+	if len(cs) == 0 || len(d.Subscribed()) == 0 {
 		return nil, nil // no event to build
 	}
 	var reserved []*worker // per row when claims; nil for a row written due
-	for _, c := range changes {
+	for _, c := range cs {
 		endpoints := d.subscribers(c.Kind)
 		if len(endpoints) == 0 {
 			continue
@@ -129,7 +130,7 @@ func (d *Dispatcher) planRows(changes []outbox.Change, claims bool) (rows []outb
 	if !claims || len(rows) == 0 {
 		return rows, nil
 	}
-	return rows, func(committed map[int64]outbox.Committed, err error) {
+	return rows, func(committed map[int64]changes.Committed, err error) {
 		for i, w := range reserved {
 			if w == nil {
 				continue

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -27,9 +28,9 @@ type deletedPlant struct {
 // EventOf is the event announcing c, made in c.Ctx's request: its data, the
 // same whatever the endpoint's format (the sender wraps it for an envelope
 // endpoint at each attempt, see envelope.go).
-func EventOf(c outbox.Change) outbox.Event {
+func EventOf(c changes.Change) outbox.Event {
 	var data any = newPlant{ID: c.After.ID, Name: c.After.Name, Tag: c.After.Tag}
-	if c.Kind == outbox.Deleted {
+	if c.Kind == changes.Deleted {
 		data = deletedPlant{ID: c.Before.ID}
 	}
 	ctx := c.Ctx

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
@@ -59,7 +60,7 @@ type Params struct {
 	Config Config
 	Outbox outbox.Store `optional:"true"`
 	// Changes wakes the dispatcher at each change the store commits.
-	Changes  outbox.ChangeLog `optional:"true"`
+	Changes  changes.ChangeLog `optional:"true"`
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	Log      *zap.Logger

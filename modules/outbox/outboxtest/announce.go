@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/changes/changestest"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -18,36 +20,36 @@ import (
 func testEveryCommittedChangeIsAnnounced(t *testing.T, h harness) {
 	h.w.next = planned{endpoints: []string{"a"}, describe: true}
 	h.w.Asked()
-	changes := runScript(t, h.plants, func(s step) {
+	committed := changestest.RunScript(t, h.plants, func(s changestest.Step) {
 		asked := h.w.Asked()
-		if s.kind == 0 {
+		if s.Kind == 0 {
 			// A store that cannot tell before its statement runs may ask
 			// for a change that then changes nothing; its rows are not
 			// written (the claim below finds none).
 			return
 		}
 		if len(asked) != 1 {
-			t.Fatalf("%s: the plan was asked for %d changes %+v, want 1", s.name, len(asked), asked)
+			t.Fatalf("%s: the plan was asked for %d changes %+v, want 1", s.Name, len(asked), asked)
 		}
 		c := asked[0]
-		if c.Kind != s.kind || !c.After.Equal(s.after) || !sameBefore(c.Before, s.before) || c.Plant() != s.logged().ID || c.Ctx == nil {
+		if c.Kind != s.Kind || !c.After.Equal(s.After) || !sameBefore(c.Before, s.Before) || c.Plant() != s.Logged().ID || c.Ctx == nil {
 			t.Fatalf("%s: the plan was asked for %s before %s after %s (plant %d), want %s before %s after %s",
-				s.name, c.Kind, show(c.Before), show(c.After), c.Plant(), s.kind, show(s.before), show(s.after))
+				s.Name, c.Kind, show(c.Before), show(c.After), c.Plant(), s.Kind, show(s.Before), show(s.After))
 		}
 	})
-	ds := ClaimSoon(t, h.box, "a", len(changes), hour)
+	ds := ClaimSoon(t, h.box, "a", len(committed), hour)
 	if more := Claim(t, h.box, "a", 10, hour); len(more) != 0 {
-		t.Fatalf("claimed %d deliveries beyond the %d changes: %s", len(more), len(changes), more[0].Body)
+		t.Fatalf("claimed %d deliveries beyond the %d changes: %s", len(more), len(committed), more[0].Body)
 	}
 	slices.SortFunc(ds, func(x, y outbox.Delivery) int { return int(x.Version - y.Version) })
 	for i, d := range ds {
-		s := changes[i]
-		if d.Kind != s.kind || string(d.Body) != string(describe(s.kind, s.logged())) || d.Attempt != 1 {
-			t.Errorf("delivery %d: %s %s attempt %d, want %s %s attempt 1", i, d.Kind, d.Body, d.Attempt, s.kind, describe(s.kind, s.logged()))
+		s := committed[i]
+		if d.Kind != s.Kind || string(d.Body) != string(describe(s.Kind, s.Logged())) || d.Attempt != 1 {
+			t.Errorf("delivery %d: %s %s attempt %d, want %s %s attempt 1", i, d.Kind, d.Body, d.Attempt, s.Kind, describe(s.Kind, s.Logged()))
 		}
 		if i > 0 && (d.Version <= ds[i-1].Version || d.CreatedAt.Before(ds[i-1].CreatedAt)) {
 			t.Errorf("delivery %d (%s): version %d at %v after version %d at %v: want a greater version, no earlier",
-				i, s.name, d.Version, d.CreatedAt, ds[i-1].Version, ds[i-1].CreatedAt)
+				i, s.Name, d.Version, d.CreatedAt, ds[i-1].Version, ds[i-1].CreatedAt)
 		}
 		if d.Version <= 0 || time.Since(d.CreatedAt) > time.Minute || time.Until(d.CreatedAt) > time.Minute {
 			t.Errorf("delivery %d: version %d at %v, want a positive version, committed just now", i, d.Version, d.CreatedAt)
@@ -56,7 +58,7 @@ func testEveryCommittedChangeIsAnnounced(t *testing.T, h harness) {
 	if h.changes == nil {
 		return
 	}
-	recs, err := h.changes.Changes(ctx, outbox.Cursor{}, 100)
+	recs, err := h.changes.Changes(ctx, changes.Cursor{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

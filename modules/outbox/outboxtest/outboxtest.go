@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/poll"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -32,7 +33,7 @@ const hour = LongLease
 type Subject struct {
 	Plants  plant.Store
 	Outbox  outbox.Store
-	Changes outbox.ChangeLog
+	Changes changes.ChangeLog
 }
 
 // Run runs the suite on the stores open makes.
@@ -65,7 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 type harness struct {
 	box     outbox.Outbox
 	plants  plant.Store
-	changes outbox.ChangeLog // nil: not checked
+	changes changes.ChangeLog // nil: not checked
 	w       *Writer
 	write   func(t *testing.T, ev outbox.Event, endpoints ...string)
 }
@@ -79,7 +80,7 @@ type Writer struct {
 	plants int64
 
 	mu    sync.Mutex
-	asked []outbox.Change // the changes of the plan's latest call
+	asked []changes.Change // the changes of the plan's latest call
 }
 
 // planned is what the next write's plan writes: its event for each of
@@ -95,7 +96,7 @@ type planned struct {
 // NewWriter hooks s's outbox (lease: see outbox.Store.OnChange).
 func NewWriter(s Subject, lease time.Duration) *Writer {
 	w := &Writer{s: s}
-	s.Outbox.OnChange(lease, func(changes []outbox.Change, claims bool) ([]outbox.Row, func(map[int64]outbox.Committed, error)) {
+	s.Outbox.OnChange(lease, func(changes []changes.Change, claims bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
 		w.mu.Lock()
 		w.asked = slices.Clone(changes) // a commit run again asks again: the latest call counts
 		w.mu.Unlock()
@@ -134,7 +135,7 @@ func (w *Writer) Create(t *testing.T, id int64, ev outbox.Event, leased bool, en
 
 // Asked returns the changes the plan was asked for in its latest call, and
 // forgets them.
-func (w *Writer) Asked() []outbox.Change {
+func (w *Writer) Asked() []changes.Change {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	asked := w.asked
@@ -144,15 +145,15 @@ func (w *Writer) Asked() []outbox.Change {
 
 // Describe is an event describing c: its kind, and its plant (the id only
 // for Deleted).
-func Describe(c outbox.Change) outbox.Event {
+func Describe(c changes.Change) outbox.Event {
 	p := c.After
-	if c.Kind == outbox.Deleted {
+	if c.Kind == changes.Deleted {
 		p = plant.Plant{ID: c.Before.ID}
 	}
 	return outbox.Event{Body: describe(c.Kind, p)}
 }
 
-func describe(k outbox.Kind, p plant.Plant) []byte {
+func describe(k changes.Kind, p plant.Plant) []byte {
 	tag := "-"
 	if p.Tag != nil {
 		tag = *p.Tag

@@ -8,7 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -62,7 +62,7 @@ func TestChangeHookWritesInTheCreatingTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	s.OnChange(func(tx *bolt.Tx, c outbox.Change, _ outbox.Committed) error {
+	s.OnChange(func(tx *bolt.Tx, c changes.Change, _ changes.Committed) error {
 		p := c.After
 		if p.Name == "refused" {
 			return boom

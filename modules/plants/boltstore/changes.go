@@ -10,11 +10,11 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// The change log (outbox.ChangeLog), made by migration 3: one record per
+// The change log (changes.ChangeLog), made by migration 3: one record per
 // committed change, written in the change's transaction, keyed by its
 // version (8 bytes, big-endian), the bucket's sequence, so the bucket's
 // order is the commits' order. A record's value is
@@ -40,11 +40,11 @@ const pruneBatch = 1000
 
 // logChange writes the log record of a change to the plant stored under
 // key (as value; nil for Deleted) and returns its version and time.
-func (s *Store) logChange(tx *bolt.Tx, kind outbox.Kind, key, value []byte) (outbox.Committed, error) {
+func (s *Store) logChange(tx *bolt.Tx, kind changes.Kind, key, value []byte) (changes.Committed, error) {
 	b := tx.Bucket(ChangesBucket)
 	seq, err := b.NextSequence()
 	if err != nil {
-		return outbox.Committed{}, err
+		return changes.Committed{}, err
 	}
 	at := time.Now()
 	// One allocation for the key and the value: bbolt keeps both until
@@ -58,10 +58,10 @@ func (s *Store) logChange(tx *bolt.Tx, kind outbox.Kind, key, value []byte) (out
 	copy(rec[17:], key)
 	copy(rec[changeHeaderLen:], value)
 	if err := b.Put(buf[:8], rec); err != nil {
-		return outbox.Committed{}, err
+		return changes.Committed{}, err
 	}
 	s.writes.changed = true
-	return outbox.Committed{Version: int64(seq), At: time.Unix(0, at.UnixNano())}, nil //nolint:gosec // G115: a sequence below 2^63
+	return changes.Committed{Version: int64(seq), At: time.Unix(0, at.UnixNano())}, nil //nolint:gosec // G115: a sequence below 2^63
 }
 
 // versionKey is the key of the record of version v.
@@ -71,19 +71,19 @@ func versionKey(v int64) []byte {
 
 // decodeChange reads a record: the id of the transaction that wrote it,
 // and the record.
-func decodeChange(k, v []byte) (int, outbox.Record, error) {
+func decodeChange(k, v []byte) (int, changes.Record, error) {
 	if len(k) != 8 || len(v) < changeHeaderLen {
-		return 0, outbox.Record{}, fmt.Errorf("boltstore: change %x: a record of %d bytes", k, len(v))
+		return 0, changes.Record{}, fmt.Errorf("boltstore: change %x: a record of %d bytes", k, len(v))
 	}
 	version := int64(binary.BigEndian.Uint64(k)) //nolint:gosec // G115: written from a sequence below 2^63
-	r := outbox.Record{
-		Cursor:  outbox.Cursor{Version: version},
-		Kind:    outbox.Kind(v[16]),
+	r := changes.Record{
+		Cursor:  changes.Cursor{Version: version},
+		Kind:    changes.Kind(v[16]),
 		Version: version,
 		At:      time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))), //nolint:gosec // G115: written from an int64
 	}
 	key := v[17:changeHeaderLen]
-	if r.Kind == outbox.Deleted {
+	if r.Kind == changes.Deleted {
 		id, err := plantID(key)
 		r.Plant = plant.Plant{ID: id}
 		return int(binary.BigEndian.Uint64(v)), r, err //nolint:gosec // G115: written from an int
@@ -103,27 +103,27 @@ func prunedVersion(tx *bolt.Tx) (int64, error) {
 	return strconv.ParseInt(string(v), 10, 64)
 }
 
-// ChangeLog is the store's change log (outbox.ChangeLog).
+// ChangeLog is the store's change log (changes.ChangeLog).
 type ChangeLog struct{ store *Store }
 
 // Changes returns the store's change log, whose bucket migration 3 made.
 func (s *Store) Changes() *ChangeLog { return s.changes }
 
-// Changes implements outbox.ChangeLog. It reads only what is on disk
+// Changes implements changes.ChangeLog. It reads only what is on disk
 // (ViewDurable): a record whose transaction is still syncing waits for
 // the next call.
-func (l *ChangeLog) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]outbox.Record, error) {
+func (l *ChangeLog) Changes(ctx context.Context, after changes.Cursor, limit int) ([]changes.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []outbox.Record
+	var out []changes.Record
 	err := l.store.ViewDurable(func(tx *bolt.Tx, durableTx int) error {
 		pruned, err := prunedVersion(tx)
 		if err != nil {
 			return err
 		}
 		if pruned > 0 && after.Version < pruned {
-			return outbox.ErrCursorGone
+			return changes.ErrCursorGone
 		}
 		c := tx.Bucket(ChangesBucket).Cursor()
 		for k, v := c.Seek(versionKey(after.Version + 1)); k != nil && len(out) < limit; k, v = c.Next() {
@@ -144,19 +144,19 @@ func (l *ChangeLog) Changes(ctx context.Context, after outbox.Cursor, limit int)
 	return out, nil
 }
 
-// Head implements outbox.ChangeLog: the newest record on disk; with none
+// Head implements changes.ChangeLog: the newest record on disk; with none
 // kept, the newest pruned one's cursor, which is not gone.
-func (l *ChangeLog) Head(ctx context.Context) (outbox.Cursor, error) {
+func (l *ChangeLog) Head(ctx context.Context) (changes.Cursor, error) {
 	if err := ctx.Err(); err != nil {
-		return outbox.Cursor{}, err
+		return changes.Cursor{}, err
 	}
-	var head outbox.Cursor
+	var head changes.Cursor
 	err := l.store.ViewDurable(func(tx *bolt.Tx, durableTx int) error {
 		pruned, err := prunedVersion(tx)
 		if err != nil {
 			return err
 		}
-		head = outbox.Cursor{Version: pruned}
+		head = changes.Cursor{Version: pruned}
 		c := tx.Bucket(ChangesBucket).Cursor()
 		// Only the newest commit can be still syncing: a few steps back.
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
@@ -174,11 +174,11 @@ func (l *ChangeLog) Head(ctx context.Context) (outbox.Cursor, error) {
 	return head, err
 }
 
-// Wait implements outbox.ChangeLog: its channel closes once the next
+// Wait implements changes.ChangeLog: its channel closes once the next
 // commit holding a change is on disk.
 func (l *ChangeLog) Wait() <-chan struct{} { return l.store.writes.wait() }
 
-// PruneChanges implements outbox.ChangeLog, in transactions of at most
+// PruneChanges implements changes.ChangeLog, in transactions of at most
 // pruneBatch records. The records are in commit order, so the pruned
 // ones are a prefix: each batch stops at the first one kept.
 func (l *ChangeLog) PruneChanges(ctx context.Context, before time.Time) (int, error) {

@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -25,7 +26,7 @@ func TestChangesReadOnlyWhatIsOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Update(ctx, func(tx *bolt.Tx) error {
-		if _, err := s.logChange(tx, outbox.Created, func() []byte { k := plantKey(2); return k[:] }(), []byte{valueNoTag, 0}); err != nil {
+		if _, err := s.logChange(tx, changes.Created, func() []byte { k := plantKey(2); return k[:] }(), []byte{valueNoTag, 0}); err != nil {
 			return err
 		}
 		b := tx.Bucket(ChangesBucket)
@@ -37,7 +38,7 @@ func TestChangesReadOnlyWhatIsOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := s.Changes().Changes(ctx, outbox.Cursor{}, 10)
+	recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10)
 	if err != nil || len(recs) != 1 || recs[0].Plant.Name != "on disk" {
 		t.Fatalf("Changes = %+v, %v; want only the record on disk", recs, err)
 	}
@@ -51,8 +52,8 @@ func TestChangesReadOnlyWhatIsOnDisk(t *testing.T) {
 func TestThePlanIsToldThePlantBefore(t *testing.T) {
 	ctx := context.Background()
 	s := openInternal(t)
-	var asked []outbox.Change
-	s.Outbox().OnChange(time.Hour, func(changes []outbox.Change, _ bool) ([]outbox.Row, func(map[int64]outbox.Committed, error)) {
+	var asked []changes.Change
+	s.Outbox().OnChange(time.Hour, func(changes []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
 		asked = append(asked, changes...)
 		return nil, nil
 	})
@@ -84,7 +85,7 @@ func TestRetentionPrunesChangesAndDeliveredEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		box := s.Outbox()
-		box.OnChange(time.Hour, func(changes []outbox.Change, _ bool) ([]outbox.Row, func(map[int64]outbox.Committed, error)) {
+		box.OnChange(time.Hour, func(changes []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
 			var rows []outbox.Row
 			for _, c := range changes {
 				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: "a", Event: outbox.Event{Body: []byte(c.After.Name)}})
@@ -106,7 +107,7 @@ func TestRetentionPrunesChangesAndDeliveredEvents(t *testing.T) {
 		}
 		time.Sleep(time.Hour) // the ticks at 6, 12, ... 60 minutes: not older than an hour yet
 		synctest.Wait()
-		if recs, err := s.Changes().Changes(ctx, outbox.Cursor{}, 10); err != nil || len(recs) != 1 {
+		if recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10); err != nil || len(recs) != 1 {
 			t.Fatalf("after an hour: %d records, %v; want the change kept", len(recs), err)
 		}
 		if _, err := s.Create(ctx, plant.Plant{ID: 2, Name: "new"}); err != nil {
@@ -114,10 +115,10 @@ func TestRetentionPrunesChangesAndDeliveredEvents(t *testing.T) {
 		}
 		time.Sleep(6 * time.Minute) // the tick at 66 minutes
 		synctest.Wait()
-		if _, err := s.Changes().Changes(ctx, outbox.Cursor{}, 10); !errors.Is(err, outbox.ErrCursorGone) {
+		if _, err := s.Changes().Changes(ctx, changes.Cursor{}, 10); !errors.Is(err, changes.ErrCursorGone) {
 			t.Fatalf("Changes from zero after the prune = %v, want ErrCursorGone", err)
 		}
-		if recs, err := s.Changes().Changes(ctx, outbox.Cursor{Version: 1}, 10); err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
+		if recs, err := s.Changes().Changes(ctx, changes.Cursor{Version: 1}, 10); err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
 			t.Fatalf("after the pruned change: %+v, %v; want the new create", recs, err)
 		}
 		if n, err := box.Replay(ctx, "a", time.Time{}, 10); err != nil || n != 0 {
@@ -149,7 +150,7 @@ func TestAnOlderDeliveryIsACreateOfNoVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds, err := s.Outbox().Claim(ctx, "a", 10, time.Hour)
-	if err != nil || len(ds) != 1 || ds[0].ID != "msg_old" || ds[0].Kind != outbox.Created || ds[0].Version != 0 {
+	if err != nil || len(ds) != 1 || ds[0].ID != "msg_old" || ds[0].Kind != changes.Created || ds[0].Version != 0 {
 		t.Fatalf("Claim = %+v, %v; want msg_old, a create of version 0", ds, err)
 	}
 }
@@ -173,7 +174,7 @@ func TestChangeLogOutlivesTheProcess(t *testing.T) {
 		}
 	}
 	s := openIn(t, dir)
-	recs, err := s.Changes().Changes(ctx, outbox.Cursor{}, 10)
+	recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10)
 	if err != nil || len(recs) != 2 || recs[0].Version != 1 || recs[1].Version != 2 || recs[1].Plant.ID != 2 {
 		t.Fatalf("Changes after two runs = %+v, %v; want versions 1 and 2, plants 1 and 2", recs, err)
 	}

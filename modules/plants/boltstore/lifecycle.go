@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 )
 
 // Open only builds: it opens and upgrades the file but spawns nothing. The
@@ -55,7 +55,7 @@ type pruner struct {
 // write timing out under load) is tried again at the next tick.
 func (s *Store) prune(ctx context.Context) {
 	defer close(s.pruner.done)
-	tick := time.NewTicker(outbox.PruneInterval(s.cfg.ChangesRetention))
+	tick := time.NewTicker(changes.PruneInterval(s.cfg.ChangesRetention))
 	defer tick.Stop()
 	for {
 		select {

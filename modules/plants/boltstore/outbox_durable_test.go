@@ -8,6 +8,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/changes/changestest"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -60,7 +62,7 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 				}
 			}
 			onDisk := outbox.Row{ID: outbox.NewID(), Endpoint: "a", Event: outbox.Event{Body: []byte(`{"id":1,"name":"on disk"}`)}}
-			if err := box.write(tx, []outbox.Row{onDisk}, outbox.Committed{At: time.Now()}); err != nil {
+			if err := box.write(tx, []outbox.Row{onDisk}, changes.Committed{At: time.Now()}); err != nil {
 				return err
 			}
 			now := time.Now()
@@ -99,7 +101,7 @@ func TestOutboxConformance(t *testing.T) {
 }
 
 func TestChangeLogConformance(t *testing.T) {
-	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
+	changestest.Run(t, func(t *testing.T) changestest.Subject {
 		s, err := Open(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -111,6 +113,6 @@ func TestChangeLogConformance(t *testing.T) {
 			}
 			s.Close()
 		})
-		return outboxtest.ChangeLogSubject{Plants: s, Changes: s.Changes()}
+		return changestest.Subject{Plants: s, Changes: s.Changes()}
 	})
 }

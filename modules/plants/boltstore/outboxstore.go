@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -42,8 +43,8 @@ func newOutbox(s *Store) *Outbox {
 // plan, in its transaction, for the rows to file with it. lease is unused:
 // the plan is asked without claims.
 func (o *Outbox) OnChange(_ time.Duration, plan outbox.Plan) {
-	o.store.OnChange(func(tx *bolt.Tx, c outbox.Change, committed outbox.Committed) error {
-		rows, _ := plan([]outbox.Change{c}, false)
+	o.store.OnChange(func(tx *bolt.Tx, c changes.Change, committed changes.Committed) error {
+		rows, _ := plan([]changes.Change{c}, false)
 		return o.write(tx, rows, committed)
 	})
 }
@@ -64,15 +65,15 @@ type boltRecord struct {
 	Tx int `json:"tx,omitempty"`
 	// Kind and Version are the change's (0 for both in a record filed
 	// before they were: a create, of no known version).
-	Kind    outbox.Kind `json:"kind,omitempty"`
-	Version int64       `json:"version,omitempty"`
+	Kind    changes.Kind `json:"kind,omitempty"`
+	Version int64        `json:"version,omitempty"`
 }
 
 // kind is the record's change's kind: a record filed before kinds were
 // announces a create, the one change announced then.
-func (r boltRecord) kind() outbox.Kind {
+func (r boltRecord) kind() changes.Kind {
 	if r.Kind == 0 {
-		return outbox.Created
+		return changes.Created
 	}
 	return r.Kind
 }
@@ -127,7 +128,7 @@ func unixNano(t time.Time) int64 {
 
 // write files rows, due now, in the transaction that makes the change
 // they announce, with the version and time its log record was given.
-func (o *Outbox) write(tx *bolt.Tx, rows []outbox.Row, c outbox.Committed) error {
+func (o *Outbox) write(tx *bolt.Tx, rows []outbox.Row, c changes.Committed) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -49,7 +49,7 @@ type Store struct {
 // c.Ctx is the write's own, for what the hook records of its request (an
 // event's trace parent); the transaction is the committer's and outlives
 // it.
-type ChangeHook func(tx *bolt.Tx, c outbox.Change, committed outbox.Committed) error
+type ChangeHook func(tx *bolt.Tx, c changes.Change, committed changes.Committed) error
 
 // OnChange sets the store's ChangeHook. Call it before the first write
 // (before Start): the committer reads it without a lock.
@@ -71,7 +71,7 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, 
 	return s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) {
 		res, err := create(tx, key[:], value, index)
 		if res == plant.Created {
-			err = s.changed(ctx, tx, outbox.Created, key[:], plant.Plant{}, value)
+			err = s.changed(ctx, tx, changes.Created, key[:], plant.Plant{}, value)
 		}
 		return res, err
 	})
@@ -82,12 +82,12 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, 
 // (nil for Deleted). The plant is decoded from its value rather than
 // captured from the write's argument, and only for a hook, so that
 // without one a create allocates no plant.
-func (s *Store) changed(ctx context.Context, tx *bolt.Tx, kind outbox.Kind, key []byte, before plant.Plant, value []byte) error {
+func (s *Store) changed(ctx context.Context, tx *bolt.Tx, kind changes.Kind, key []byte, before plant.Plant, value []byte) error {
 	committed, err := s.logChange(tx, kind, key, value)
 	if err != nil || s.onChange == nil {
 		return err
 	}
-	c := outbox.Change{Ctx: ctx, Kind: kind, Before: before}
+	c := changes.Change{Ctx: ctx, Kind: kind, Before: before}
 	if value != nil {
 		if c.After, err = decodePlant(key, value); err != nil {
 			return err

@@ -5,7 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -41,7 +41,7 @@ func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) 
 				return 0, err
 			}
 		}
-		return 0, s.changed(ctx, tx, outbox.Replaced, key[:], before, value)
+		return 0, s.changed(ctx, tx, changes.Replaced, key[:], before, value)
 	})
 	return err
 }
@@ -72,7 +72,7 @@ func (s *Store) remove(ctx context.Context, tx *bolt.Tx, key, old []byte) error 
 	if err := tx.Bucket(plantsBucket).Delete(key); err != nil {
 		return err
 	}
-	return s.changed(ctx, tx, outbox.Deleted, key, before, nil)
+	return s.changed(ctx, tx, changes.Deleted, key, before, nil)
 }
 
 // storedMatching returns the value stored under key: plant.ErrNotFound when

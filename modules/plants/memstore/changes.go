@@ -5,11 +5,11 @@ import (
 	"sort"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// changeLog is the store's outbox.ChangeLog, kept under the store's lock:
+// changeLog is the store's changes.ChangeLog, kept under the store's lock:
 // one record per committed change, oldest first. Like the plants, its
 // records hold no pointers (their names and tags live in texts of their
 // own), so that a log of a retention window's creates adds next to
@@ -78,18 +78,18 @@ type change struct {
 	id      int64
 	text    textRef // the name, then the tag; empty for Deleted
 	nameLen uint32
-	kind    outbox.Kind
+	kind    changes.Kind
 	hasTag  bool
 }
 
 // logChange records a committed change of plant id (its name and tag as
 // they now are; none for Deleted), with the next version. The caller holds
 // the store's lock.
-func (s *Store) logChange(kind outbox.Kind, id int64, name, tag string, hasTag bool) {
+func (s *Store) logChange(kind changes.Kind, id int64, name, tag string, hasTag bool) {
 	l := &s.log
 	l.version++
 	c := change{version: l.version, at: time.Now().UnixNano(), id: id, kind: kind}
-	if kind != outbox.Deleted {
+	if kind != changes.Deleted {
 		c.text = l.texts.add(name, tag)
 		c.nameLen, c.hasTag = uint32(len(name)), hasTag //nolint:gosec // G115: at most maxTextLen (checked by the writes)
 	}
@@ -101,21 +101,21 @@ func (s *Store) logChange(kind outbox.Kind, id int64, name, tag string, hasTag b
 }
 
 // record spells c as the log's reader sees it.
-func (l *changeLog) record(c change) outbox.Record {
+func (l *changeLog) record(c change) changes.Record {
 	p := plant.Plant{ID: c.id}
-	if c.kind != outbox.Deleted {
+	if c.kind != changes.Deleted {
 		text := l.texts.bytes(c.text)
 		p.Name = string(text[:c.nameLen])
 		if c.hasTag {
 			p.Tag = plant.StringPtr(string(text[c.nameLen:]))
 		}
 	}
-	return outbox.Record{Cursor: outbox.Cursor{Version: c.version}, Kind: c.kind, Version: c.version, Plant: p, At: time.Unix(0, c.at)}
+	return changes.Record{Cursor: changes.Cursor{Version: c.version}, Kind: c.kind, Version: c.version, Plant: p, At: time.Unix(0, c.at)}
 }
 
-// Changes implements outbox.ChangeLog: every change is on its record as
+// Changes implements changes.ChangeLog: every change is on its record as
 // soon as its write returns (memory is as durable as this store gets).
-func (s *Store) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]outbox.Record, error) {
+func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([]changes.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -123,32 +123,32 @@ func (s *Store) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]
 	defer s.mu.RUnlock()
 	l := &s.log
 	if l.pruned > 0 && after.Version < l.pruned {
-		return nil, outbox.ErrCursorGone
+		return nil, changes.ErrCursorGone
 	}
 	n := l.len()
 	i := sort.Search(n, func(i int) bool { return l.at(i).version > after.Version })
-	out := make([]outbox.Record, 0, max(0, min(limit, n-i)))
+	out := make([]changes.Record, 0, max(0, min(limit, n-i)))
 	for ; i < n && len(out) < limit; i++ {
 		out = append(out, l.record(*l.at(i)))
 	}
 	return out, nil
 }
 
-// Head implements outbox.ChangeLog: the newest record's cursor; with none
+// Head implements changes.ChangeLog: the newest record's cursor; with none
 // kept, the newest pruned one's, which is not gone.
-func (s *Store) Head(ctx context.Context) (outbox.Cursor, error) {
+func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 	if err := ctx.Err(); err != nil {
-		return outbox.Cursor{}, err
+		return changes.Cursor{}, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if n := s.log.len(); n > 0 {
-		return outbox.Cursor{Version: s.log.at(n - 1).version}, nil
+		return changes.Cursor{Version: s.log.at(n - 1).version}, nil
 	}
-	return outbox.Cursor{Version: s.log.pruned}, nil
+	return changes.Cursor{Version: s.log.pruned}, nil
 }
 
-// Wait implements outbox.ChangeLog.
+// Wait implements changes.ChangeLog.
 func (s *Store) Wait() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,7 +158,7 @@ func (s *Store) Wait() <-chan struct{} {
 	return s.log.wake
 }
 
-// PruneChanges implements outbox.ChangeLog. Records are in commit order,
+// PruneChanges implements changes.ChangeLog. Records are in commit order,
 // so the pruned ones are a prefix: the scan stops at the first one kept.
 func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
@@ -181,7 +181,7 @@ func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error)
 	if l.texts.wasteful() {
 		var fresh texts
 		for i := range l.len() {
-			if c := l.at(i); c.kind != outbox.Deleted {
+			if c := l.at(i); c.kind != changes.Deleted {
 				c.text = fresh.addBytes(l.texts.bytes(c.text))
 			}
 		}

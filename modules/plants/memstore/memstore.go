@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/btree"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -64,7 +64,7 @@ func (s *Store) Create(_ context.Context, p plant.Plant) (plant.CreateResult, er
 	rec := record{id: p.ID, nameLen: uint32(len(p.Name)), hasTag: p.Tag != nil} //nolint:gosec // G115: at most maxTextLen
 	rec.text = s.texts.add(p.Name, tag)
 	s.records.ReplaceOrInsert(rec)
-	s.logChange(outbox.Created, p.ID, p.Name, tag, p.Tag != nil)
+	s.logChange(changes.Created, p.ID, p.Name, tag, p.Tag != nil)
 	return plant.Created, nil
 }
 
@@ -140,7 +140,7 @@ func (s *Store) Delete(_ context.Context, id int64) error {
 	if s.texts.wasteful() {
 		s.compact()
 	}
-	s.logChange(outbox.Deleted, id, "", "", false)
+	s.logChange(changes.Deleted, id, "", "", false)
 	return nil
 }
 

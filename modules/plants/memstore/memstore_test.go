@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/outbox"
-	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
+	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/changes/changestest"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/plants/storetest"
@@ -19,10 +19,10 @@ func TestConformance(t *testing.T) {
 }
 
 func TestChangeLog(t *testing.T) {
-	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
+	changestest.Run(t, func(t *testing.T) changestest.Subject {
 		s := memstore.New()
 		t.Cleanup(func() { _ = s.Close() })
-		return outboxtest.ChangeLogSubject{Plants: s, Changes: s}
+		return changestest.Subject{Plants: s, Changes: s}
 	})
 }
 
@@ -42,7 +42,7 @@ func TestChangesArePrunedPastTheRetention(t *testing.T) {
 		}
 		time.Sleep(time.Hour) // the ticks at 6, 12, ... 60 minutes: the change is not older than an hour yet
 		synctest.Wait()
-		if recs, err := s.Changes(ctx, outbox.Cursor{}, 10); err != nil || len(recs) != 1 {
+		if recs, err := s.Changes(ctx, changes.Cursor{}, 10); err != nil || len(recs) != 1 {
 			t.Fatalf("after an hour: %d records, %v; want the change kept", len(recs), err)
 		}
 		if _, err := s.Create(ctx, plant.Plant{ID: 2, Name: "new"}); err != nil {
@@ -50,10 +50,10 @@ func TestChangesArePrunedPastTheRetention(t *testing.T) {
 		}
 		time.Sleep(6 * time.Minute) // the tick at 66 minutes
 		synctest.Wait()
-		if _, err := s.Changes(ctx, outbox.Cursor{}, 10); !errors.Is(err, outbox.ErrCursorGone) {
+		if _, err := s.Changes(ctx, changes.Cursor{}, 10); !errors.Is(err, changes.ErrCursorGone) {
 			t.Fatalf("Changes from zero after the prune = %v, want ErrCursorGone", err)
 		}
-		recs, err := s.Changes(ctx, outbox.Cursor{Version: 1}, 10)
+		recs, err := s.Changes(ctx, changes.Cursor{Version: 1}, 10)
 		if err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
 			t.Fatalf("after the pruned change: %+v, %v; want the new create", recs, err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 )
 
 // Options are the memory store's settings.
@@ -47,7 +47,7 @@ func (s *Store) Start(context.Context) error {
 
 func (s *Store) prune(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
-	tick := time.NewTicker(outbox.PruneInterval(s.opts.ChangesRetention))
+	tick := time.NewTicker(changes.PruneInterval(s.opts.ChangesRetention))
 	defer tick.Stop()
 	for {
 		select {

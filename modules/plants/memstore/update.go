@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -37,7 +37,7 @@ func (s *Store) Replace(_ context.Context, p plant.Plant, match *plant.Plant) er
 	if s.texts.wasteful() {
 		s.compact()
 	}
-	s.logChange(outbox.Replaced, p.ID, p.Name, tag, p.Tag != nil)
+	s.logChange(changes.Replaced, p.ID, p.Name, tag, p.Tag != nil)
 	return nil
 }
 
@@ -57,6 +57,6 @@ func (s *Store) DeleteMatching(_ context.Context, match plant.Plant) error {
 	if s.texts.wasteful() {
 		s.compact()
 	}
-	s.logChange(outbox.Deleted, match.ID, "", "", false)
+	s.logChange(changes.Deleted, match.ID, "", "", false)
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/plantstore/plantstore/internal/batching"
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -57,7 +57,7 @@ RETURNING id, name, tag)`
 
 // batchSQL is the create statement without a CreateHook: one statement
 // for one create or many.
-var batchSQL = changeSQL(insertCTE, "created", outbox.Created, "")
+var batchSQL = changeSQL(insertCTE, "created", changes.Created, "")
 
 type pendingCreate struct {
 	ctx   context.Context
@@ -292,7 +292,7 @@ func (b *batcher) run(conn *pgx.Conn, batch []*pendingCreate) {
 
 // insertBatch inserts the batch's plants whose id is free, in one
 // statement on conn, and returns their ids.
-func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate) (map[int64]outbox.Committed, error) {
+func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate) (map[int64]changes.Committed, error) {
 	creating := make([]Creating, len(batch))
 	for i, pc := range batch {
 		creating[i] = Creating{Ctx: pc.ctx, Plant: pc.p}
@@ -305,7 +305,7 @@ func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendin
 // their ids with what their commit gave them. On an error the ids read so
 // far say nothing: the statement's end (its commit) was not seen, or its
 // commit's wait for replication was canceled.
-func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating) (map[int64]outbox.Committed, error) {
+func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating) (map[int64]changes.Committed, error) {
 	ids := make([]int64, len(creating))
 	names := make([]string, len(creating))
 	tags := make([]*string, len(creating))
@@ -313,14 +313,14 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating)
 		ids[i], names[i], tags[i] = c.Plant.ID, c.Plant.Name, c.Plant.Tag
 	}
 	sql, args := batchSQL, []any{ids, names, tags}
-	var done func(map[int64]outbox.Committed, error)
+	var done func(map[int64]changes.Committed, error)
 	if s.onCreate != nil {
 		var hookArgs []any
 		if hookArgs, done = s.onCreate.Args(creating); hookArgs != nil {
 			sql, args = s.hookedSQL, append(args, hookArgs...)
 		}
 	}
-	var created map[int64]outbox.Committed
+	var created map[int64]changes.Committed
 	err := s.checked(conn, func(conn *pgx.Conn) (err error) {
 		created, err = queryCommitted(ctx, conn, sql, args, len(creating))
 		return err
@@ -339,14 +339,14 @@ func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating)
 
 // queryCommitted runs a change statement (see changeSQL) and collects what
 // it returns: the changed plants' ids, with their versions and times.
-func queryCommitted(ctx context.Context, conn *pgx.Conn, sql string, args []any, n int) (map[int64]outbox.Committed, error) {
+func queryCommitted(ctx context.Context, conn *pgx.Conn, sql string, args []any, n int) (map[int64]changes.Committed, error) {
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	committed := make(map[int64]outbox.Committed, n)
+	committed := make(map[int64]changes.Committed, n)
 	var id int64
-	var c outbox.Committed
+	var c changes.Committed
 	if _, err := pgx.ForEachRow(rows, []any{&id, &c.Version, &c.At}, func() error {
 		committed[id] = c
 		return nil
@@ -358,7 +358,7 @@ func queryCommitted(ctx context.Context, conn *pgx.Conn, sql string, args []any,
 
 // readStored reads, durably (see storedSQL), the plants stored under the
 // batch's ids it did not create.
-func (s *Store) readStored(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate, created map[int64]outbox.Committed) (map[int64]plant.Plant, error) {
+func (s *Store) readStored(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate, created map[int64]changes.Committed) (map[int64]plant.Plant, error) {
 	taken := make([]int64, 0, len(batch)-len(created))
 	for _, pc := range batch {
 		if _, ok := created[pc.p.ID]; !ok {

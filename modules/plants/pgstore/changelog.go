@@ -10,11 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// The change log (outbox.ChangeLog) is the table plant_changes, which every
+// The change log (changes.ChangeLog) is the table plant_changes, which every
 // change statement writes (see changes.go). A change is shown once every
 // transaction that could commit before it has ended: its transaction id is
 // below the reading snapshot's xmin. Transaction ids are assigned at a
@@ -89,16 +89,16 @@ SELECT (SELECT max(plant_id) FROM page), (SELECT count(*) FROM removed)`
 // one holding its locks.
 const pruneBatch = 1000
 
-// Changes implements outbox.ChangeLog. Like a read, it runs as a commit
+// Changes implements changes.ChangeLog. Like a read, it runs as a commit
 // with readBarrierSQL: with synchronous standbys, a change is returned
 // only once they hold it.
-func (s *Store) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]outbox.Record, error) {
+func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([]changes.Record, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	var recs []outbox.Record
+	var recs []changes.Record
 	gone := false
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		recs, gone = nil, false
@@ -112,7 +112,7 @@ func (s *Store) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]
 				version *int64
 				kind    *int16
 				name    *string
-				r       outbox.Record
+				r       changes.Record
 				at      *time.Time
 				id      *int64
 			)
@@ -124,7 +124,7 @@ func (s *Store) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]
 				if err != nil {
 					return err
 				}
-				r.Cursor, r.Version, r.Kind, r.Plant.ID, r.At = c, *version, outbox.Kind(*kind), *id, *at //nolint:gosec // G115: a kind the store wrote
+				r.Cursor, r.Version, r.Kind, r.Plant.ID, r.At = c, *version, changes.Kind(*kind), *id, *at //nolint:gosec // G115: a kind the store wrote
 				if name != nil {
 					r.Plant.Name = *name
 				}
@@ -139,25 +139,25 @@ func (s *Store) Changes(ctx context.Context, after outbox.Cursor, limit int) ([]
 		return nil, failed("changes", err)
 	}
 	if gone {
-		return nil, outbox.ErrCursorGone
+		return nil, changes.ErrCursorGone
 	}
 	return recs, nil
 }
 
 // cursorOf reads a cursor from its transaction id's text.
-func cursorOf(tx string, version int64) (outbox.Cursor, error) {
+func cursorOf(tx string, version int64) (changes.Cursor, error) {
 	id, err := strconv.ParseUint(tx, 10, 64)
-	return outbox.Cursor{Tx: id, Version: version}, err
+	return changes.Cursor{Tx: id, Version: version}, err
 }
 
-// Head implements outbox.ChangeLog: the newest change shown, or when every
+// Head implements changes.ChangeLog: the newest change shown, or when every
 // change was pruned the newest pruned one (a cursor at it is not gone).
 // It runs with the read barrier, as Changes does: a cursor handed out is
 // never one of a commit a failover can take back.
-func (s *Store) Head(ctx context.Context) (outbox.Cursor, error) {
+func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	var head, pruned outbox.Cursor
+	var head, pruned changes.Cursor
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
 			var tx, prunedTx *string
@@ -176,7 +176,7 @@ func (s *Store) Head(ctx context.Context) (outbox.Cursor, error) {
 		}, headSQL)
 	})
 	if err != nil {
-		return outbox.Cursor{}, failed("changes head", err)
+		return changes.Cursor{}, failed("changes head", err)
 	}
 	if head.Less(pruned) {
 		return pruned, nil
@@ -184,12 +184,12 @@ func (s *Store) Head(ctx context.Context) (outbox.Cursor, error) {
 	return head, nil
 }
 
-// Wait implements outbox.ChangeLog: the channel closes at the next change
+// Wait implements changes.ChangeLog: the channel closes at the next change
 // this process commits, or one any replica commits whose notification the
 // store's listener (see Start) hears.
 func (s *Store) Wait() <-chan struct{} { return s.changed.wait() }
 
-// PruneChanges implements outbox.ChangeLog, in statements of at most
+// PruneChanges implements changes.ChangeLog, in statements of at most
 // pruneBatch changes, the oldest first.
 func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error) {
 	total := 0
@@ -326,7 +326,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 // prune removes, every pruneEvery, the change log's records and the
 // outbox's delivered events older than the retention.
 func (s *Store) prune(ctx context.Context) {
-	ticker := time.NewTicker(outbox.PruneInterval(s.retention))
+	ticker := time.NewTicker(changes.PruneInterval(s.retention))
 	defer ticker.Stop()
 	for {
 		select {

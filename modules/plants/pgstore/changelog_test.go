@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -19,7 +20,7 @@ import (
 // the cluster has ended, whatever its database.
 
 // changesOf reads the whole change log after a cursor.
-func changesOf(t *testing.T, s *Store, after outbox.Cursor) []outbox.Record {
+func changesOf(t *testing.T, s *Store, after changes.Cursor) []changes.Record {
 	t.Helper()
 	recs, err := s.Changes(ctx, after, 1000)
 	if err != nil {
@@ -40,7 +41,7 @@ func connect(t *testing.T, url string) *pgx.Conn {
 }
 
 // spellRecords spells records as kind and plant id.
-func spellRecords(recs []outbox.Record) []string {
+func spellRecords(recs []changes.Record) []string {
 	var out []string
 	for _, r := range recs {
 		out = append(out, r.Kind.String()+" "+strconv.FormatInt(r.Plant.ID, 10))
@@ -115,8 +116,8 @@ WHERE datname = current_database() AND application_name = 'plantstore' AND wait_
 	if err := <-created; err != nil {
 		t.Fatalf("Create after the delete committed = %v, want Created", err)
 	}
-	recs := changesOf(t, s, outbox.Cursor{})
-	if len(recs) != 3 || recs[1].Kind != outbox.Deleted || recs[1].Version != deletedVersion || recs[2].Kind != outbox.Created {
+	recs := changesOf(t, s, changes.Cursor{})
+	if len(recs) != 3 || recs[1].Kind != changes.Deleted || recs[1].Version != deletedVersion || recs[2].Kind != changes.Created {
 		t.Fatalf("log = %v, want created, deleted (v%d), created", spellRecords(recs), deletedVersion)
 	}
 	if recs[2].Version <= deletedVersion {
@@ -199,8 +200,8 @@ func testAChangeThatWaitedForAnotherComesAfterIt(t *testing.T, c *pgtest.Cluster
 			if err := waiter.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
-			var ofPlant []outbox.Record
-			for _, r := range changesOf(t, s, outbox.Cursor{}) {
+			var ofPlant []changes.Record
+			for _, r := range changesOf(t, s, changes.Cursor{}) {
 				if r.Plant.ID == 1 {
 					ofPlant = append(ofPlant, r)
 				}
@@ -271,7 +272,7 @@ func testAnOpenOlderTransactionHidesLaterChanges(t *testing.T, c *pgtest.Cluster
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "before"}); err != nil {
 		t.Fatal(err)
 	}
-	seen := changesOf(t, s, outbox.Cursor{})
+	seen := changesOf(t, s, changes.Cursor{})
 	if len(seen) != 1 {
 		t.Fatalf("log = %+v, want the first create", seen)
 	}
@@ -399,7 +400,7 @@ func testIdenticalReplaceWritesNothing(t *testing.T, c *pgtest.Cluster) {
 	if after := version(); after != before {
 		t.Fatalf("the row's version went from %s to %s: an identical PUT rewrote it", before, after)
 	}
-	if recs := changesOf(t, s, outbox.Cursor{}); len(recs) != 1 {
+	if recs := changesOf(t, s, changes.Cursor{}); len(recs) != 1 {
 		t.Fatalf("log = %v, want the create alone", spellRecords(recs))
 	}
 }
@@ -411,21 +412,21 @@ func testIdenticalReplaceWritesNothing(t *testing.T, c *pgtest.Cluster) {
 func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
 	s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
 	type told struct {
-		committed map[int64]outbox.Committed
+		committed map[int64]changes.Committed
 		err       error
 	}
 	var heard []told
 	duplicate := false
-	s.Outbox().OnChange(hour, func(changes []outbox.Change, _ bool) ([]outbox.Row, func(map[int64]outbox.Committed, error)) {
+	s.Outbox().OnChange(hour, func(cs []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
 		var rows []outbox.Row
-		for _, c := range changes {
+		for _, c := range cs {
 			id := outbox.NewID()
 			rows = append(rows, outbox.Row{ID: id, Plant: c.Plant(), Kind: c.Kind, Endpoint: "a", Event: event(int(c.Plant()))})
 			if duplicate {
 				rows = append(rows, outbox.Row{ID: id, Plant: c.Plant(), Kind: c.Kind, Endpoint: "b", Event: event(int(c.Plant()))})
 			}
 		}
-		return rows, func(committed map[int64]outbox.Committed, err error) { heard = append(heard, told{committed, err}) }
+		return rows, func(committed map[int64]changes.Committed, err error) { heard = append(heard, told{committed, err}) }
 	})
 	fern := plant.Plant{ID: 1, Name: "fern"}
 	if _, err := s.Create(ctx, fern); err != nil {
@@ -441,7 +442,7 @@ func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
 	if got, err := s.Get(ctx, 1); err != nil || !got.Equal(fern) {
 		t.Fatalf("Get after the failed changes = %+v, %v; want %+v", got, err, fern)
 	}
-	if recs := changesOf(t, s, outbox.Cursor{}); len(recs) != 1 {
+	if recs := changesOf(t, s, changes.Cursor{}); len(recs) != 1 {
 		t.Fatalf("log = %v, want the create alone", spellRecords(recs))
 	}
 	if n := queryInt(t, s.pool.Config().ConnString(), `SELECT count(*) FROM webhook_deliveries`); n != 1 {
@@ -452,7 +453,7 @@ func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
 		t.Fatalf("the plan heard %+v, want the create committed, then two errors", heard)
 	}
 	// Committed is the statement's: the record's version and time.
-	recs := changesOf(t, s, outbox.Cursor{})
+	recs := changesOf(t, s, changes.Cursor{})
 	if c := heard[0].committed[1]; c.Version != recs[0].Version || !c.At.Equal(recs[0].At) {
 		t.Fatalf("the plan heard %+v for the create, the log has version %d at %v", c, recs[0].Version, recs[0].At)
 	}
@@ -465,7 +466,7 @@ func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
 	if err := s.Delete(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	recs = changesOf(t, s, outbox.Cursor{})
+	recs = changesOf(t, s, changes.Cursor{})
 	ds := claim(t, s.Outbox(), "a", 10, hour)
 	if len(ds) != 3 || len(recs) != 3 {
 		t.Fatalf("claimed %d deliveries, log of %d, want 3 of each", len(ds), len(recs))
@@ -495,8 +496,8 @@ func TestThePrunerRemovesOldChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the pruner", func() bool {
-		_, err := s.Changes(ctx, outbox.Cursor{}, 10)
-		return errors.Is(err, outbox.ErrCursorGone)
+		_, err := s.Changes(ctx, changes.Cursor{}, 10)
+		return errors.Is(err, changes.ErrCursorGone)
 	})
 	h, err := s.Head(ctx)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 )
 
 // Every change of a plant is one statement that writes the plant, logs the
@@ -47,7 +47,7 @@ import (
 // statement reading them (the outbox's rows). It returns the changed ids
 // with their versions and times (see queryCommitted); no row when nothing
 // changed, and then it logs nothing.
-func changeSQL(cte, written string, kind outbox.Kind, hook string) string {
+func changeSQL(cte, written string, kind changes.Kind, hook string) string {
 	sql := cte + `, head AS (INSERT INTO plant_heads (plant_id, tx)
 SELECT id, pg_current_xact_id() FROM ` + written + `
 ON CONFLICT (plant_id) DO UPDATE SET tx = greatest(plant_heads.tx, excluded.tx)
@@ -65,12 +65,12 @@ SELECT plant_id, version, at FROM logged`
 // params parameters, and what it does.
 type changeStatement struct {
 	cte, written string
-	kind         outbox.Kind
+	kind         changes.Kind
 	params       int
 	plain        string // changeSQL without a hook
 }
 
-func newChangeStatement(cte, written string, kind outbox.Kind, params int) *changeStatement {
+func newChangeStatement(cte, written string, kind changes.Kind, params int) *changeStatement {
 	return &changeStatement{cte: cte, written: written, kind: kind, params: params, plain: changeSQL(cte, written, kind, "")}
 }
 
@@ -79,13 +79,13 @@ func newChangeStatement(cte, written string, kind outbox.Kind, params int) *chan
 // the content stored, nothing is written, logged or announced.
 var (
 	replaceStatement = newChangeStatement(`WITH changed AS (UPDATE plants SET name = $2, tag = $3
-WHERE id = $1 AND (name, tag) IS DISTINCT FROM ($2, $3) RETURNING id, name, tag)`, "changed", outbox.Replaced, 3)
+WHERE id = $1 AND (name, tag) IS DISTINCT FROM ($2, $3) RETURNING id, name, tag)`, "changed", changes.Replaced, 3)
 	replaceMatchingStatement = newChangeStatement(`WITH changed AS (UPDATE plants SET name = $2, tag = $3
-WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5 AND (name, tag) IS DISTINCT FROM ($2, $3) RETURNING id, name, tag)`, "changed", outbox.Replaced, 5)
+WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5 AND (name, tag) IS DISTINCT FROM ($2, $3) RETURNING id, name, tag)`, "changed", changes.Replaced, 5)
 	deleteStatement = newChangeStatement(`WITH removed AS (DELETE FROM plants WHERE id = $1
-RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", outbox.Deleted, 1)
+RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", changes.Deleted, 1)
 	deleteMatchingStatement = newChangeStatement(`WITH removed AS (DELETE FROM plants WHERE id = $1 AND name = $2 AND tag IS NOT DISTINCT FROM $3
-RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", outbox.Deleted, 3)
+RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", changes.Deleted, 3)
 )
 
 // changeHook is what the outbox writes with a replace or a delete: sql
@@ -93,7 +93,7 @@ RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", outbox.Deleted
 // args, asked before each statement, as CreateHook.Args is.
 type changeHook struct {
 	sql    func(first int) string
-	args   func(changes []outbox.Change) (args []any, done func(committed map[int64]outbox.Committed, err error))
+	args   func(changes []changes.Change) (args []any, done func(committed map[int64]changes.Committed, err error))
 	hooked map[*changeStatement]string // each statement with the hook's SQL
 }
 
@@ -108,21 +108,21 @@ func (s *Store) onChange(h changeHook) {
 }
 
 // change runs st on conn with its args, with the hook's writes for
-// changes, and returns what it committed (nothing when it changed
+// the changes cs, and returns what it committed (nothing when it changed
 // nothing). It runs inside a commit (see commit.go), whose check of the
 // canceled wait's warning counts it; the hook hears the same outcome.
-func (s *Store) change(ctx context.Context, conn *pgx.Conn, st *changeStatement, args []any, changes []outbox.Change) (map[int64]outbox.Committed, error) {
+func (s *Store) change(ctx context.Context, conn *pgx.Conn, st *changeStatement, args []any, cs []changes.Change) (map[int64]changes.Committed, error) {
 	sql := st.plain
-	var done func(map[int64]outbox.Committed, error)
+	var done func(map[int64]changes.Committed, error)
 	if h := s.changeHook; h != nil {
 		var hookArgs []any
-		if hookArgs, done = h.args(changes); hookArgs != nil {
+		if hookArgs, done = h.args(cs); hookArgs != nil {
 			sql, args = h.hooked[st], append(args, hookArgs...)
 		}
 	}
-	var committed map[int64]outbox.Committed
+	var committed map[int64]changes.Committed
 	err := Replicated(conn, func(conn *pgx.Conn) (err error) {
-		committed, err = queryCommitted(ctx, conn, sql, args, len(changes))
+		committed, err = queryCommitted(ctx, conn, sql, args, len(cs))
 		return err
 	})
 	if err != nil {

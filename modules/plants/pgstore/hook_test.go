@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -34,8 +34,8 @@ func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
 	var told []int64 // the ids done heard of, from statements that ended well
 	s.OnCreate(CreateHook{
 		SQL: `INSERT INTO test_outbox SELECT c.id, n.name FROM created c JOIN unnest($1::bigint[], $2::text[]) AS n(id, name) ON n.id = c.id`,
-		Args: func([]Creating) ([]any, func(map[int64]outbox.Committed, error)) {
-			return []any{}, func(created map[int64]outbox.Committed, err error) {
+		Args: func([]Creating) ([]any, func(map[int64]changes.Committed, error)) {
+			return []any{}, func(created map[int64]changes.Committed, err error) {
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
@@ -161,8 +161,8 @@ END $$`); err != nil {
 	var failures atomic.Int64
 	s.OnCreate(CreateHook{ // the shared statement fails; the lanes' lone creates pass
 		SQL: `INSERT INTO test_outbox SELECT id FROM created WHERE test_not_now(cardinality($1::bigint[]))`,
-		Args: func([]Creating) ([]any, func(map[int64]outbox.Committed, error)) {
-			return []any{}, func(_ map[int64]outbox.Committed, err error) {
+		Args: func([]Creating) ([]any, func(map[int64]changes.Committed, error)) {
+			return []any{}, func(_ map[int64]changes.Committed, err error) {
 				if err != nil {
 					failures.Add(1)
 				}

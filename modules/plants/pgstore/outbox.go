@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -113,7 +114,7 @@ SELECT count(*) FROM replayed`
 // and a row version fewer per event. plan's written, unless nil, is told
 // how the statement ended, with each changed plant's version and time.
 func (o *Outbox) OnChange(lease time.Duration, plan outbox.Plan) {
-	args := func(changes []outbox.Change) ([]any, func(map[int64]outbox.Committed, error)) {
+	args := func(changes []changes.Change) ([]any, func(map[int64]changes.Committed, error)) {
 		rows, written := plan(changes, true)
 		if len(rows) == 0 {
 			return nil, written
@@ -127,12 +128,12 @@ func (o *Outbox) OnChange(lease time.Duration, plan outbox.Plan) {
 		}
 		return []any{plants, ids, endpoints, bodies, parents, leased, lease.Seconds()}, written
 	}
-	o.store.OnCreate(CreateHook{SQL: pgWriteSQL(4), Args: func(creating []Creating) ([]any, func(map[int64]outbox.Committed, error)) {
-		changes := make([]outbox.Change, len(creating))
+	o.store.OnCreate(CreateHook{SQL: pgWriteSQL(4), Args: func(creating []Creating) ([]any, func(map[int64]changes.Committed, error)) {
+		cs := make([]changes.Change, len(creating))
 		for i, c := range creating {
-			changes[i] = outbox.Change{Ctx: c.Ctx, Kind: outbox.Created, After: c.Plant}
+			cs[i] = changes.Change{Ctx: c.Ctx, Kind: changes.Created, After: c.Plant}
 		}
-		return args(changes)
+		return args(cs)
 	}})
 	o.store.onChange(changeHook{sql: pgWriteSQL, args: args})
 }
@@ -161,7 +162,7 @@ func (o *Outbox) Claim(ctx context.Context, endpoint string, max int, lease time
 		var d outbox.Delivery
 		var kind int16
 		_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.Body, &d.TraceParent, &d.CreatedAt, &d.Attempt, &kind, &d.Version}, func() error {
-			d.Endpoint, d.Kind = endpoint, outbox.Kind(kind) //nolint:gosec // G115: a kind the store wrote
+			d.Endpoint, d.Kind = endpoint, changes.Kind(kind) //nolint:gosec // G115: a kind the store wrote
 			out = append(out, d)
 			d.Body = nil // the next row's body gets a slice of its own
 			return nil

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/changes/changestest"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 )
@@ -24,9 +26,9 @@ func testOutboxConformance(t *testing.T, c *pgtest.Cluster) {
 
 // testChangeLogConformance runs in TestOnAClusterAlone.
 func testChangeLogConformance(t *testing.T, c *pgtest.Cluster) {
-	outboxtest.RunChangeLog(t, func(t *testing.T) outboxtest.ChangeLogSubject {
+	changestest.Run(t, func(t *testing.T) changestest.Subject {
 		s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
-		return outboxtest.ChangeLogSubject{Plants: s, Changes: s}
+		return changestest.Subject{Plants: s, Changes: s}
 	})
 }
 
@@ -139,7 +141,7 @@ func TestPostgresLeasedRowsAreTheirWritersClaim(t *testing.T) {
 	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	mine := outbox.Row{ID: id, Plant: 3, Endpoint: "b", Event: event(4), Leased: true}.Delivery(outbox.Committed{At: time.Now()})
+	mine := outbox.Row{ID: id, Plant: 3, Endpoint: "b", Event: event(4), Leased: true}.Delivery(changes.Committed{At: time.Now()})
 	if err := box.Retry(ctx, mine, 0, "answered 500"); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -123,7 +123,7 @@ type Store struct {
 // of its own), so that only the one at fault fails.
 type CreateHook struct {
 	SQL  string
-	Args func(creating []Creating) (args []any, done func(created map[int64]outbox.Committed, err error))
+	Args func(creating []Creating) (args []any, done func(created map[int64]changes.Committed, err error))
 }
 
 // Creating is a plant a statement may insert, with the context of the
@@ -139,7 +139,7 @@ type Creating struct {
 // (before Start): the create lanes read it without a lock.
 func (s *Store) OnCreate(h CreateHook) {
 	s.onCreate = &h
-	s.hookedSQL = changeSQL(insertCTE, "created", outbox.Created, h.SQL)
+	s.hookedSQL = changeSQL(insertCTE, "created", changes.Created, h.SQL)
 }
 
 // New returns a store on a connection pool. It does not connect: the pool
@@ -411,7 +411,7 @@ func readThenBarrier(ctx context.Context, conn *pgx.Conn, read func(pgx.BatchRes
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	changes := []outbox.Change{{Ctx: ctx, Kind: outbox.Deleted, Before: plant.Plant{ID: id}}}
+	changes := []changes.Change{{Ctx: ctx, Kind: changes.Deleted, Before: plant.Plant{ID: id}}}
 	deleted := 0
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		committed, err := s.change(ctx, conn, deleteStatement, []any{id}, changes)

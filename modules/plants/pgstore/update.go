@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -33,7 +33,7 @@ func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) 
 		before = plant.Plant{ID: p.ID, Name: match.Name, Tag: match.Tag}
 		st, args = replaceMatchingStatement, append(args, match.Name, match.Tag)
 	}
-	changes := []outbox.Change{{Ctx: ctx, Kind: outbox.Replaced, Before: before, After: p}}
+	changes := []changes.Change{{Ctx: ctx, Kind: changes.Replaced, Before: before, After: p}}
 	var answer error
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		for {
@@ -57,7 +57,7 @@ func (s *Store) Replace(ctx context.Context, p plant.Plant, match *plant.Plant) 
 func (s *Store) DeleteMatching(ctx context.Context, match plant.Plant) error {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	changes := []outbox.Change{{Ctx: ctx, Kind: outbox.Deleted, Before: match}}
+	changes := []changes.Change{{Ctx: ctx, Kind: changes.Deleted, Before: match}}
 	var answer error
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		committed, err := s.change(ctx, conn, deleteMatchingStatement, []any{match.ID, match.Name, match.Tag}, changes)

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -76,7 +76,7 @@ func wait(ctx context.Context, store *memstore.Store) {
 // It reads the page as cheaply as it can (the server's work is what is
 // measured): the changes counted by their cursors, next cut from the end.
 func follow(ctx context.Context, api http.Handler, seen *atomic.Int64) {
-	after := EncodeCursor(outbox.Cursor{})
+	after := EncodeCursor(changes.Cursor{})
 	for ctx.Err() == nil {
 		w := httptest.NewRecorder()
 		api.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/plants/changes?limit=1000&wait=60s&after="+after, nil))

@@ -1,4 +1,4 @@
-package outbox
+package changes
 
 import (
 	"context"
@@ -76,4 +76,4 @@ func PruneInterval(retention time.Duration) time.Duration {
 // ErrCursorGone means the cursor is older than the retention window: the
 // changes after it were pruned. The follower lists again and follows from
 // the listing's cursor.
-var ErrCursorGone = errors.New("outbox: the cursor is older than the change log's retention window")
+var ErrCursorGone = errors.New("changes: the cursor is older than the change log's retention window")

@@ -1,30 +1,37 @@
-package outboxtest
+// Package changestest is the conformance suite of changes.ChangeLog: every
+// store runs it, as storetest holds every plant.Store to the same
+// semantics. RunScript is the writes it checks the log of, which the
+// outbox's suite checks the announcements of.
+package changestest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// ChangeLogSubject is a store under test, new and empty: its plants and
-// its change log (the same store's).
-type ChangeLogSubject struct {
+var ctx = context.Background()
+
+// Subject is a store under test, new and empty: its plants and its change
+// log (the same store's).
+type Subject struct {
 	Plants  plant.Store
-	Changes outbox.ChangeLog
+	Changes changes.ChangeLog
 }
 
-// RunChangeLog runs the change log's suite on the stores open makes. It
-// compares cursors by their order (Cursor.Less) and by what they point at,
-// never by their transaction ids, which only postgres sets.
-func RunChangeLog(t *testing.T, open func(t *testing.T) ChangeLogSubject) {
+// Run runs the change log's suite on the stores open makes. It compares
+// cursors by their order (Cursor.Less) and by what they point at, never by
+// their transaction ids, which only postgres sets.
+func Run(t *testing.T, open func(t *testing.T) Subject) {
 	for _, tc := range []struct {
 		name string
-		test func(t *testing.T, s ChangeLogSubject)
+		test func(t *testing.T, s Subject)
 	}{
 		{"OneRecordPerCommittedChangeInOrder", testOneRecordPerCommittedChange},
 		{"PagesMissNothingAndRepeatNothing", testPagesMissNothingAndRepeatNothing},
@@ -36,8 +43,8 @@ func RunChangeLog(t *testing.T, open func(t *testing.T) ChangeLogSubject) {
 	}
 }
 
-// changes reads the log after a cursor, failing t on an error.
-func changes(t *testing.T, log outbox.ChangeLog, after outbox.Cursor, limit int) []outbox.Record {
+// read reads the log after a cursor, failing t on an error.
+func read(t *testing.T, log changes.ChangeLog, after changes.Cursor, limit int) []changes.Record {
 	t.Helper()
 	recs, err := log.Changes(ctx, after, limit)
 	if err != nil {
@@ -47,7 +54,7 @@ func changes(t *testing.T, log outbox.ChangeLog, after outbox.Cursor, limit int)
 }
 
 // head reads the head, failing t on an error.
-func head(t *testing.T, log outbox.ChangeLog) outbox.Cursor {
+func head(t *testing.T, log changes.ChangeLog) changes.Cursor {
 	t.Helper()
 	c, err := log.Head(ctx)
 	if err != nil {
@@ -68,12 +75,21 @@ func create(t *testing.T, plants plant.Store, id int64) plant.Plant {
 
 // spell spells a record for failures and comparisons, without its cursor
 // and time.
-func spell(r outbox.Record) string {
-	return fmt.Sprintf("%s v%d %s", r.Kind, r.Version, describe(r.Kind, r.Plant))
+func spell(r changes.Record) string {
+	return fmt.Sprintf("v%d %s", r.Version, show(r.Kind, r.Plant))
+}
+
+// show spells a change's kind and plant for failures.
+func show(k changes.Kind, p plant.Plant) string {
+	tag := "-"
+	if p.Tag != nil {
+		tag = *p.Tag
+	}
+	return fmt.Sprintf("%s %d %q tag %q", k, p.ID, p.Name, tag)
 }
 
 // spellAll spells records whole, cursors and times too.
-func spellAll(recs []outbox.Record) string {
+func spellAll(recs []changes.Record) string {
 	var b strings.Builder
 	for _, r := range recs {
 		fmt.Fprintf(&b, "[%d/%d at %d: %s] ", r.Cursor.Tx, r.Cursor.Version, r.At.UnixNano(), spell(r))
@@ -83,7 +99,7 @@ func spellAll(recs []outbox.Record) string {
 
 // wantRecords fails t unless recs are, in order, the changes want (kinds
 // and plants), with cursors and versions increasing.
-func wantRecords(t *testing.T, what string, recs []outbox.Record, want []step) {
+func wantRecords(t *testing.T, what string, recs []changes.Record, want []Step) {
 	t.Helper()
 	if len(recs) != len(want) {
 		var got []string
@@ -93,8 +109,8 @@ func wantRecords(t *testing.T, what string, recs []outbox.Record, want []step) {
 		t.Fatalf("%s: %d records %q, want %d", what, len(recs), got, len(want))
 	}
 	for i, r := range recs {
-		if r.Kind != want[i].kind || !r.Plant.Equal(want[i].logged()) {
-			t.Errorf("%s %d: %s, want %s %s", what, i, spell(r), want[i].kind, describe(want[i].kind, want[i].logged()))
+		if r.Kind != want[i].Kind || !r.Plant.Equal(want[i].Logged()) {
+			t.Errorf("%s %d: %s, want %s %s", what, i, spell(r), want[i].Kind, show(want[i].Kind, want[i].Logged()))
 		}
 		if r.Cursor.Version != r.Version || r.Version <= 0 || time.Since(r.At) > time.Minute || time.Until(r.At) > time.Minute {
 			t.Errorf("%s %d: cursor %+v version %d at %v, want the version in the cursor, positive, committed just now", what, i, r.Cursor, r.Version, r.At)
@@ -109,48 +125,48 @@ func wantRecords(t *testing.T, what string, recs []outbox.Record, want []step) {
 // Every committed change writes one record, in the order of the commits;
 // a write that changes nothing writes none. Head is the newest record's
 // cursor.
-func testOneRecordPerCommittedChange(t *testing.T, s ChangeLogSubject) {
-	if c := head(t, s.Changes); c != (outbox.Cursor{}) {
+func testOneRecordPerCommittedChange(t *testing.T, s Subject) {
+	if c := head(t, s.Changes); c != (changes.Cursor{}) {
 		t.Fatalf("Head of a new store = %+v, want the zero cursor", c)
 	}
-	if recs := changes(t, s.Changes, outbox.Cursor{}, 10); len(recs) != 0 {
+	if recs := read(t, s.Changes, changes.Cursor{}, 10); len(recs) != 0 {
 		t.Fatalf("a new store's log holds %d records", len(recs))
 	}
 	var logged int
-	want := runScript(t, s.Plants, func(st step) {
-		recs := changes(t, s.Changes, outbox.Cursor{}, 100)
-		if st.kind != 0 {
+	want := RunScript(t, s.Plants, func(st Step) {
+		recs := read(t, s.Changes, changes.Cursor{}, 100)
+		if st.Kind != 0 {
 			logged++
 		}
 		if len(recs) != logged {
-			t.Fatalf("after %s: %d records, want %d", st.name, len(recs), logged)
+			t.Fatalf("after %s: %d records, want %d", st.Name, len(recs), logged)
 		}
 	})
-	recs := changes(t, s.Changes, outbox.Cursor{}, 100)
+	recs := read(t, s.Changes, changes.Cursor{}, 100)
 	wantRecords(t, "log", recs, want)
 	if c := head(t, s.Changes); c != recs[len(recs)-1].Cursor {
 		t.Fatalf("Head = %+v, want the newest record's cursor %+v", c, recs[len(recs)-1].Cursor)
 	}
-	if more := changes(t, s.Changes, recs[len(recs)-1].Cursor, 10); len(more) != 0 {
+	if more := read(t, s.Changes, recs[len(recs)-1].Cursor, 10); len(more) != 0 {
 		t.Fatalf("%d records after the newest", len(more))
 	}
 }
 
 // Pages of a limit, each after the last one's final cursor, are the whole
 // log: no record twice, none missing.
-func testPagesMissNothingAndRepeatNothing(t *testing.T, s ChangeLogSubject) {
-	var want []step
+func testPagesMissNothingAndRepeatNothing(t *testing.T, s Subject) {
+	var want []Step
 	for id := range int64(7) {
 		p := create(t, s.Plants, id+1)
-		want = append(want, step{kind: outbox.Created, after: p})
+		want = append(want, Step{Kind: changes.Created, After: p})
 	}
-	all := changes(t, s.Changes, outbox.Cursor{}, 100)
+	all := read(t, s.Changes, changes.Cursor{}, 100)
 	wantRecords(t, "log", all, want)
 	for _, limit := range []int{1, 3, 7, 8} {
-		var got []outbox.Record
+		var got []changes.Record
 		var sizes []int
-		for after := (outbox.Cursor{}); ; {
-			page := changes(t, s.Changes, after, limit)
+		for after := (changes.Cursor{}); ; {
+			page := read(t, s.Changes, after, limit)
 			sizes = append(sizes, len(page))
 			if len(page) == 0 {
 				break
@@ -167,7 +183,7 @@ func testPagesMissNothingAndRepeatNothing(t *testing.T, s ChangeLogSubject) {
 		}
 	}
 	// After a cursor in the middle: the rest.
-	if rest := changes(t, s.Changes, all[3].Cursor, 100); spellAll(rest) != spellAll(all[4:]) {
+	if rest := read(t, s.Changes, all[3].Cursor, 100); spellAll(rest) != spellAll(all[4:]) {
 		t.Errorf("after the 4th record: %s, want %s", spellAll(rest), spellAll(all[4:]))
 	}
 }
@@ -175,7 +191,7 @@ func testPagesMissNothingAndRepeatNothing(t *testing.T, s ChangeLogSubject) {
 // A follower takes Head, lists, then follows the log after Head: it misses
 // no change, whether committed before its listing (which then shows it
 // too) or after.
-func testHeadThenAListingMissesNothing(t *testing.T, s ChangeLogSubject) {
+func testHeadThenAListingMissesNothing(t *testing.T, s Subject) {
 	create(t, s.Plants, 1)
 	create(t, s.Plants, 2)
 	p3 := create(t, s.Plants, 3)
@@ -195,10 +211,10 @@ func testHeadThenAListingMissesNothing(t *testing.T, s ChangeLogSubject) {
 	if err := s.Plants.Delete(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	wantRecords(t, "after the head", changes(t, s.Changes, h, 100), []step{
-		{kind: outbox.Created, after: p4},
-		{kind: outbox.Replaced, after: p2},
-		{kind: outbox.Deleted, before: p3},
+	wantRecords(t, "after the head", read(t, s.Changes, h, 100), []Step{
+		{Kind: changes.Created, After: p4},
+		{Kind: changes.Replaced, After: p2},
+		{Kind: changes.Deleted, Before: p3},
 	})
 }
 
@@ -215,7 +231,7 @@ func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 
 // Wait's channel closes at the next committed change, and each call gives
 // the channel of the next one.
-func testWaitClosesAtTheNextCommit(t *testing.T, s ChangeLogSubject) {
+func testWaitClosesAtTheNextCommit(t *testing.T, s Subject) {
 	first := s.Changes.Wait()
 	select {
 	case <-first:
@@ -246,12 +262,12 @@ func testWaitClosesAtTheNextCommit(t *testing.T, s ChangeLogSubject) {
 // before the newest removed record is gone, the zero cursor included (a
 // follower from it would miss the removed changes), while one at it or
 // after it still follows: it missed nothing.
-func testPrunedCursorsAreGone(t *testing.T, s ChangeLogSubject) {
-	var want []step
+func testPrunedCursorsAreGone(t *testing.T, s Subject) {
+	var want []Step
 	for id := range int64(3) {
-		want = append(want, step{kind: outbox.Created, after: create(t, s.Plants, id+1)})
+		want = append(want, Step{Kind: changes.Created, After: create(t, s.Plants, id+1)})
 	}
-	recs := changes(t, s.Changes, outbox.Cursor{}, 100)
+	recs := read(t, s.Changes, changes.Cursor{}, 100)
 	wantRecords(t, "log", recs, want)
 	prune := func(before time.Time, want int) {
 		t.Helper()
@@ -259,31 +275,31 @@ func testPrunedCursorsAreGone(t *testing.T, s ChangeLogSubject) {
 			t.Fatalf("PruneChanges(%v) = %d, %v; want %d", before, n, err, want)
 		}
 	}
-	gone := func(after outbox.Cursor) {
+	gone := func(after changes.Cursor) {
 		t.Helper()
-		if got, err := s.Changes.Changes(ctx, after, 10); !errors.Is(err, outbox.ErrCursorGone) {
+		if got, err := s.Changes.Changes(ctx, after, 10); !errors.Is(err, changes.ErrCursorGone) {
 			t.Fatalf("Changes(after %+v) = %v, %v; want ErrCursorGone", after, got, err)
 		}
 	}
 	prune(recs[0].At, 0) // committed at, not before
-	wantRecords(t, "after pruning none", changes(t, s.Changes, outbox.Cursor{}, 100), want)
+	wantRecords(t, "after pruning none", read(t, s.Changes, changes.Cursor{}, 100), want)
 
 	prune(recs[2].At, 2)
-	gone(outbox.Cursor{})
+	gone(changes.Cursor{})
 	gone(recs[0].Cursor)
-	wantRecords(t, "after the newest pruned", changes(t, s.Changes, recs[1].Cursor, 100), want[2:])
-	wantRecords(t, "after the one kept", changes(t, s.Changes, recs[2].Cursor, 100), nil)
+	wantRecords(t, "after the newest pruned", read(t, s.Changes, recs[1].Cursor, 100), want[2:])
+	wantRecords(t, "after the one kept", read(t, s.Changes, recs[2].Cursor, 100), nil)
 
 	prune(time.Now().Add(time.Hour), 1)
 	prune(time.Now().Add(time.Hour), 0)
-	gone(outbox.Cursor{})
+	gone(changes.Cursor{})
 	gone(recs[1].Cursor)
 	// All pruned: Head is still a cursor to follow from.
 	h := head(t, s.Changes)
 	if h.Less(recs[2].Cursor) {
 		t.Fatalf("Head = %+v, before the newest change %+v", h, recs[2].Cursor)
 	}
-	wantRecords(t, "after the head of a pruned log", changes(t, s.Changes, h, 100), nil)
+	wantRecords(t, "after the head of a pruned log", read(t, s.Changes, h, 100), nil)
 	p4 := create(t, s.Plants, 4)
-	wantRecords(t, "after the head, then a create", changes(t, s.Changes, h, 100), []step{{kind: outbox.Created, after: p4}})
+	wantRecords(t, "after the head, then a create", read(t, s.Changes, h, 100), []Step{{Kind: changes.Created, After: p4}})
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"strconv"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 )
 
 // A cursor's text is opaque to clients: base64url without padding of 16
@@ -19,7 +19,7 @@ const cursorTextLen = 22
 
 // EncodeCursor is the text of c, as the change feed and the listing's
 // Plantstore-Changes-Cursor header give it.
-func EncodeCursor(c outbox.Cursor) string {
+func EncodeCursor(c changes.Cursor) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], c.Tx)
 	binary.BigEndian.PutUint64(b[8:], uint64(c.Version)) //nolint:gosec // G115: the bits, read back as they were
@@ -28,18 +28,18 @@ func EncodeCursor(c outbox.Cursor) string {
 
 // ParseCursor reads a cursor's text; source names where it came from (a
 // query parameter, a header) in the *BadRequestError of a malformed one.
-func ParseCursor(source, s string) (outbox.Cursor, error) {
+func ParseCursor(source, s string) (changes.Cursor, error) {
 	var b [16]byte
 	if len(s) != cursorTextLen {
-		return outbox.Cursor{}, malformedCursor(source, s)
+		return changes.Cursor{}, malformedCursor(source, s)
 	}
 	if n, err := cursorEncoding.Decode(b[:], []byte(s)); err != nil || n != len(b) {
-		return outbox.Cursor{}, malformedCursor(source, s)
+		return changes.Cursor{}, malformedCursor(source, s)
 	}
-	c := outbox.Cursor{Tx: binary.BigEndian.Uint64(b[:8]), Version: int64(binary.BigEndian.Uint64(b[8:]))} //nolint:gosec // G115: the bits EncodeCursor wrote
+	c := changes.Cursor{Tx: binary.BigEndian.Uint64(b[:8]), Version: int64(binary.BigEndian.Uint64(b[8:]))} //nolint:gosec // G115: the bits EncodeCursor wrote
 	// No store gives a negative version: not a cursor of ours.
 	if c.Version < 0 {
-		return outbox.Cursor{}, malformedCursor(source, s)
+		return changes.Cursor{}, malformedCursor(source, s)
 	}
 	return c, nil
 }

@@ -11,22 +11,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// newFeedAPI serves h's routes, the change feed following changes, through
-// the real router; stopping stands for the server's shutdown.
-func newFeedAPI(tb testing.TB, store plant.Store, changes outbox.ChangeLog, stopping <-chan struct{}) http.Handler {
+// newFeedAPI serves the handlers' routes and the change feed's, following
+// log, through the real router; stopping stands for the server's shutdown.
+func newFeedAPI(tb testing.TB, store plant.Store, log changes.ChangeLog, stopping <-chan struct{}) http.Handler {
 	tb.Helper()
-	h, err := NewHandlers(store, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+	h, err := NewHandlers(store, log, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.FollowChanges(changes, stopping)
-	rt := httpserver.NewRouter(h.Routes())
+	rt := httpserver.NewRouter(append(h.Routes(), NewFeed(log, stopping, zap.NewNop()).Routes()...))
 	return rt.Resolve(rt.Dispatch())
 }
 
@@ -34,11 +33,11 @@ func newFeedAPI(tb testing.TB, store plant.Store, changes outbox.ChangeLog, stop
 // paths need it, since no real store fails on demand.
 type failingLog struct{ err error }
 
-func (l failingLog) Changes(context.Context, outbox.Cursor, int) ([]outbox.Record, error) {
+func (l failingLog) Changes(context.Context, changes.Cursor, int) ([]changes.Record, error) {
 	return nil, l.err
 }
-func (l failingLog) Head(context.Context) (outbox.Cursor, error) { return outbox.Cursor{}, l.err }
-func (failingLog) Wait() <-chan struct{}                         { return nil }
+func (l failingLog) Head(context.Context) (changes.Cursor, error) { return changes.Cursor{}, l.err }
+func (failingLog) Wait() <-chan struct{}                          { return nil }
 func (failingLog) PruneChanges(context.Context, time.Time) (int, error) {
 	return 0, errors.New("not pruned here")
 }
@@ -92,7 +91,7 @@ func TestChangesRefusesBadQueries(t *testing.T) {
 // TestChangesCursorGone: a cursor older than the retention window is a 410
 // that tells the client what to do, before any stream starts.
 func TestChangesCursorGone(t *testing.T) {
-	api := newFeedAPI(t, memstore.New(), failingLog{outbox.ErrCursorGone}, nil)
+	api := newFeedAPI(t, memstore.New(), failingLog{changes.ErrCursorGone}, nil)
 	const gone = `{"error":410,"message":"the cursor is older than the change log's retention window: list the plants again (GET /plants) and follow the changes from the listing's Plantstore-Changes-Cursor header"}`
 	for _, target := range []string{"/plants/changes", "/plants/changes?after=AAAAAAAAAAAAAAAAAAAAEQ&wait=30s"} {
 		assertAnswer(t, serveWith(api, target), http.StatusGone, gone)
@@ -138,7 +137,7 @@ func TestChangesWithoutALog(t *testing.T) {
 // TestCursorText: a cursor's text is base64url without padding of Tx then
 // Version, big-endian, and reads back as it was.
 func TestCursorText(t *testing.T) {
-	for c, text := range map[outbox.Cursor]string{
+	for c, text := range map[changes.Cursor]string{
 		{}:                                  "AAAAAAAAAAAAAAAAAAAAAA",
 		{Version: 17}:                       "AAAAAAAAAAAAAAAAAAAAEQ",
 		{Tx: 1, Version: 255}:               "AAAAAAAAAAEAAAAAAAAA_w",

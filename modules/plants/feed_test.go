@@ -17,7 +17,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/outbox"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -382,7 +382,7 @@ func followPage(t *testing.T, api http.Handler, cursor string, mirror map[int64]
 		t.Fatalf("follow: %v in %s", err, w.Body)
 	}
 	for _, ch := range page.Changes {
-		if ch.Type == outbox.Deleted.String() {
+		if ch.Type == changes.Deleted.String() {
 			delete(mirror, ch.ID)
 		} else {
 			mirror[ch.ID] = ch.Plant.Name

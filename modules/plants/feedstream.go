@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httperr"
-	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // changesHeartbeat is how often an idle stream sends a comment: proxies
@@ -26,16 +26,16 @@ const heartbeatComment = ": heartbeat\n\n"
 // cut off, never a stream that merely lasts.
 const streamWriteTimeout = 30 * time.Second
 
-// streamChanges answers the feed as server-sent events (Accept:
+// stream answers the feed as server-sent events (Accept:
 // text/event-stream): each change an event whose id is its cursor, whose
 // event is its type and whose data is the change's JSON (as in a page).
 // It starts after the Last-Event-ID header when the client sent one (an
 // SSE client resuming), else after q.after, and runs until the client
-// leaves or the server shuts down, reading the log as pollChanges waits
+// leaves or the server shuts down, reading the log as poll waits
 // on it. A bad or gone cursor, or a failing store, is answered with its
 // Error before the stream starts; a failure once events are out ends the
 // stream, and the client's reconnection gets the answer.
-func (h *Handlers) streamChanges(w http.ResponseWriter, r *http.Request, q changesQuery) {
+func (f *Feed) stream(w http.ResponseWriter, r *http.Request, q changesQuery) {
 	ctx := r.Context()
 	after := q.after
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
@@ -45,10 +45,10 @@ func (h *Handlers) streamChanges(w http.ResponseWriter, r *http.Request, q chang
 			return
 		}
 	}
-	wake := h.changeLog.Wait()
-	records, err := h.changeLog.Changes(ctx, after, q.limit)
+	wake := f.changes.Wait()
+	records, err := f.changes.Changes(ctx, after, q.limit)
 	if err != nil {
-		h.changesError(w, r, err)
+		f.readError(w, r, err)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -81,18 +81,18 @@ func (h *Handlers) streamChanges(w http.ResponseWriter, r *http.Request, q chang
 			}
 		}
 		if len(records) < q.limit { // a full batch: more may be waiting already
-			if !h.awaitChange(wake, poll, heartbeat, ctx.Done(), func() bool { return send([]byte(heartbeatComment)) }) {
+			if !f.awaitChange(wake, poll, heartbeat, ctx.Done(), func() bool { return send([]byte(heartbeatComment)) }) {
 				return
 			}
 		}
-		wake = h.changeLog.Wait()
-		if records, err = h.changeLog.Changes(ctx, after, q.limit); err != nil {
+		wake = f.changes.Wait()
+		if records, err = f.changes.Changes(ctx, after, q.limit); err != nil {
 			if ctx.Err() == nil {
 				level := zap.WarnLevel
-				if errors.Is(err, outbox.ErrCursorGone) {
+				if errors.Is(err, changes.ErrCursorGone) {
 					level = zap.InfoLevel
 				}
-				h.log.Log(level, "change stream ended by a failed read; the client reconnects", requestFields(r, err)...)
+				f.log.Log(level, "change stream ended by a failed read; the client reconnects", requestFields(r, err)...)
 			}
 			return
 		}
@@ -103,11 +103,11 @@ func (h *Handlers) streamChanges(w http.ResponseWriter, r *http.Request, q chang
 // cursor (a commit woke it, or a poll came due), sending a heartbeat each
 // time one is due; false when the stream must end: the client left, a
 // write failed, or the server is shutting down.
-func (h *Handlers) awaitChange(wake <-chan struct{}, poll, heartbeat *time.Ticker, gone <-chan struct{}, beat func() bool) bool {
+func (f *Feed) awaitChange(wake <-chan struct{}, poll, heartbeat *time.Ticker, gone <-chan struct{}, beat func() bool) bool {
 	for {
 		select {
 		case <-wake:
-			return h.gather(gone) // with the changes committed right after
+			return f.gather(gone) // with the changes committed right after
 		case <-poll.C:
 			return true
 		case <-heartbeat.C:
@@ -116,14 +116,14 @@ func (h *Handlers) awaitChange(wake <-chan struct{}, poll, heartbeat *time.Ticke
 			}
 		case <-gone:
 			return false
-		case <-h.stopping:
+		case <-f.stopping:
 			return false
 		}
 	}
 }
 
 // appendEvent appends one change as a server-sent event.
-func appendEvent(b []byte, rec outbox.Record) []byte {
+func appendEvent(b []byte, rec changes.Record) []byte {
 	b = append(b, "id: "...)
 	b = append(b, EncodeCursor(rec.Cursor)...)
 	b = append(b, "\nevent: "...)

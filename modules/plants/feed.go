@@ -7,14 +7,18 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/plantstore/plantstore/modules/auth/principal"
+	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/http/httperr"
-	"github.com/plantstore/plantstore/modules/outbox"
 )
 
 // The change feed, GET /plants/changes: the store's change log (see
-// outbox.ChangeLog) from a cursor on, as pages (optionally waiting for the
+// changes.ChangeLog) from a cursor on, as pages (optionally waiting for the
 // next change: a long poll) or as a stream of server-sent events
-// (changesstream.go). A follower lists the plants, taking the listing's
+// (feedstream.go). A follower lists the plants, taking the listing's
 // Plantstore-Changes-Cursor, then follows from that cursor: it misses
 // nothing and never needs to list again unless its cursor falls out of the
 // log's retention window (410).
@@ -47,7 +51,7 @@ const changesGather = 10 * time.Millisecond
 
 // gather waits changesGather; false when gone closes or the server stops
 // first.
-func (h *Handlers) gather(gone <-chan struct{}) bool {
+func (f *Feed) gather(gone <-chan struct{}) bool {
 	t := time.NewTimer(changesGather)
 	defer t.Stop()
 	select {
@@ -55,7 +59,7 @@ func (h *Handlers) gather(gone <-chan struct{}) bool {
 		return true
 	case <-gone:
 		return false
-	case <-h.stopping:
+	case <-f.stopping:
 		return false
 	}
 }
@@ -69,26 +73,40 @@ const answerMargin = 30 * time.Second
 // retention window does next.
 const goneMessage = "the cursor is older than the change log's retention window: list the plants again (GET /plants) and follow the changes from the listing's " + ChangesCursorHeader + " header"
 
-// FollowChanges serves the change feed from changes and sets the listing's
-// Plantstore-Changes-Cursor header from it. The feed's long answers (a long
-// poll, a stream) end when stopping closes: the server's shutdown, which
-// waits for every answer in flight. Call it before serving; without it the
-// feed answers 404 and listings carry no cursor.
-func (h *Handlers) FollowChanges(changes outbox.ChangeLog, stopping <-chan struct{}) {
-	h.changeLog, h.stopping = changes, stopping
+// Feed serves the change feed from a store's change log.
+type Feed struct {
+	changes  changes.ChangeLog // nil: the feed answers 404
+	stopping <-chan struct{}
+	log      *zap.Logger
+}
+
+// NewFeed returns the change feed of log (nil: a store that keeps none,
+// whose feed answers 404). The feed's long answers (a long poll, a stream)
+// end when stopping closes: the server's shutdown, which waits for every
+// answer in flight; a nil stopping never closes.
+func NewFeed(log changes.ChangeLog, stopping <-chan struct{}, logger *zap.Logger) *Feed {
+	return &Feed{changes: log, stopping: stopping, log: logger}
+}
+
+// Routes is the feed's one operation. The router prefers its literal path
+// over the handlers' "/plants/{id}".
+func (f *Feed) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodGet, Path: "/plants/changes", Handler: http.HandlerFunc(f.serve), Requires: principal.ScopePlantsRead},
+	}
 }
 
 // changesQuery is a parsed feed query; without an after, the zero cursor:
 // the log's beginning.
 type changesQuery struct {
-	after outbox.Cursor
+	after changes.Cursor
 	limit int
 	wait  time.Duration
 }
 
-// changes handles GET /plants/changes.
-func (h *Handlers) changes(w http.ResponseWriter, r *http.Request) {
-	if h.changeLog == nil {
+// serve handles GET /plants/changes.
+func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
+	if f.changes == nil {
 		httperr.Write(w, http.StatusNotFound, "this server keeps no change log")
 		return
 	}
@@ -98,17 +116,17 @@ func (h *Handlers) changes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if acceptsEventStream(r.Header) {
-		h.streamChanges(w, r, q)
+		f.stream(w, r, q)
 		return
 	}
-	h.pollChanges(w, r, q)
+	f.poll(w, r, q)
 }
 
-// pollChanges answers one page of changes after q.after. With a wait and
+// poll answers one page of changes after q.after. With a wait and
 // no change yet, it holds the answer until a change commits (the log's
 // Wait, and a poll every changesPoll in case a wake-up was lost), the wait
 // ends, or the server shuts down; the last two answer an empty page.
-func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changesQuery) {
+func (f *Feed) poll(w http.ResponseWriter, r *http.Request, q changesQuery) {
 	ctx := r.Context()
 	var waitOver <-chan time.Time
 	var poll *time.Ticker
@@ -127,18 +145,18 @@ func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changes
 		// that does not wait takes none (a store may lock to make one).
 		var wake <-chan struct{}
 		if q.wait > 0 {
-			wake = h.changeLog.Wait()
+			wake = f.changes.Wait()
 		}
-		records, err := h.changeLog.Changes(ctx, q.after, q.limit)
+		records, err := f.changes.Changes(ctx, q.after, q.limit)
 		if err != nil {
-			h.changesError(w, r, err)
+			f.readError(w, r, err)
 			return
 		}
 		// A waiting follower's page that is not full gathers what commits
 		// next, then is read again (once); a full page goes at once.
 		if q.wait > 0 && len(records) > 0 && len(records) < q.limit && !gathered {
 			gathered = true
-			if h.gather(ctx.Done()) {
+			if f.gather(ctx.Done()) {
 				continue
 			}
 		}
@@ -152,24 +170,24 @@ func (h *Handlers) pollChanges(w http.ResponseWriter, r *http.Request, q changes
 		case <-waitOver:
 			writeChangePage(w, nil, q.after)
 			return
-		case <-h.stopping:
+		case <-f.stopping:
 			writeChangePage(w, nil, q.after)
 			return
 		case <-ctx.Done():
-			h.storeError(w, r, ctx.Err(), 0) // the client left: 499, not logged as a failure
+			writeStoreError(f.log, w, r, ctx.Err(), 0) // the client left: 499, not logged as a failure
 			return
 		}
 	}
 }
 
-// changesError answers a failed read of the log: 410 for a cursor past the
+// readError answers a failed read of the log: 410 for a cursor past the
 // retention window, else as any store failure.
-func (h *Handlers) changesError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, outbox.ErrCursorGone) {
+func (f *Feed) readError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, changes.ErrCursorGone) {
 		httperr.Write(w, http.StatusGone, goneMessage)
 		return
 	}
-	h.storeError(w, r, err, 0)
+	writeStoreError(f.log, w, r, err, 0)
 }
 
 // extendWriteDeadline moves the connection's write deadline d from now:
@@ -183,7 +201,7 @@ func extendWriteDeadline(w http.ResponseWriter, d time.Duration) {
 // writeChangePage answers 200 {"changes":[...],"next":"<cursor>"}, next
 // being the last change's cursor, or after when there is none, so that a
 // client always resumes from next.
-func writeChangePage(w http.ResponseWriter, records []outbox.Record, after outbox.Cursor) {
+func writeChangePage(w http.ResponseWriter, records []changes.Record, after changes.Cursor) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	next := after
@@ -207,7 +225,7 @@ const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // appendChange appends one change: {"cursor","type","id","version",
 // "timestamp","plant"}, the plant as stored, omitted for a deletion.
-func appendChange(b []byte, rec outbox.Record) []byte {
+func appendChange(b []byte, rec changes.Record) []byte {
 	b = append(b, `{"cursor":"`...)
 	b = append(b, EncodeCursor(rec.Cursor)...)
 	b = append(b, `","type":"`...)
@@ -219,7 +237,7 @@ func appendChange(b []byte, rec outbox.Record) []byte {
 	b = append(b, `,"timestamp":"`...)
 	b = rec.At.UTC().AppendFormat(b, timestampLayout)
 	b = append(b, '"')
-	if rec.Kind != outbox.Deleted {
+	if rec.Kind != changes.Deleted {
 		b = append(b, `,"plant":`...)
 		b = appendStoredPlant(b, rec.Plant)
 	}
