@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/poll"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
@@ -327,8 +328,9 @@ func TestExportImportTellsFollowersAndReceivers(t *testing.T) {
 }
 
 // TestCursorOfAnotherStoreIsGone: a cursor one bolt store gave is a 410 at
-// another (a fresh one holding the same number of changes), and so is one
-// ahead of the store's head, never an empty page to wait on.
+// another (a fresh one holding the same number of changes), and so are one
+// ahead of the store's head and one with its first byte changed, never an
+// empty page to wait on.
 func TestCursorOfAnotherStoreIsGone(t *testing.T) {
 	t.Parallel()
 	a := startServer(t, boltConfig(t, t.TempDir()))
@@ -346,9 +348,17 @@ func TestCursorOfAnotherStoreIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Version++
-	status, _, body = historyGet(t, a.API, "/plants/changes?wait=30s&after="+plants.EncodeCursor(c))
-	if status != http.StatusGone || strings.TrimSpace(string(body)) != unknown {
-		t.Fatalf("a cursor ahead of the head = %d %s, want 410 %s", status, body, unknown)
+	ahead := c
+	ahead.Version++
+	forged := c
+	forged.History = forged.History&(1<<56-1) | 0x7f<<56 // its first byte set to 0x7f
+	if forged.History == c.History {
+		forged.History ^= 1 << 55
+	}
+	for what, after := range map[string]changes.Cursor{"ahead of the head": ahead, "with its first byte set to 0x7f": forged} {
+		status, _, body = historyGet(t, a.API, "/plants/changes?wait=30s&after="+plants.EncodeCursor(after))
+		if status != http.StatusGone || strings.TrimSpace(string(body)) != unknown {
+			t.Fatalf("a cursor %s = %d %s, want 410 %s", what, status, body, unknown)
+		}
 	}
 }
