@@ -66,9 +66,11 @@ const changesAnswerMargin = 30 * time.Second
 // (its error is yielded), or the feed refuses the cursor. Failures that
 // may pass (a connection lost, a 5xx, a 429) are retried from the same
 // cursor with a backoff that doubles up to opts.MaxBackoff, however long
-// they last. A cursor older than the server's retention window yields an
-// error matching ErrCursorGone: the caller lists the plants again (List's
-// Page.ChangesCursor) and follows from there. Other refusals (a bad
+// they last. A cursor older than the server's retention window, or one
+// the store's history does not hold (another store's, one given after the
+// backup it was restored from), yields an error matching ErrCursorGone:
+// the caller lists the plants again (List's Page.ChangesCursor) and
+// follows from there. Other refusals (a bad
 // cursor, a token without plants:read) are yielded as their *Error.
 func (c *Client) Changes(ctx context.Context, after string, opts ChangesOptions) iter.Seq2[Change, error] {
 	wait := opts.Wait

@@ -134,7 +134,7 @@ func TestChangesFollowsTheFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Plants) != 2 || page.ChangesCursor != plants.EncodeCursor(changes.Cursor{Version: 2}) {
+	if len(page.Plants) != 2 || page.ChangesCursor != plants.EncodeCursor(changes.Cursor{History: store.History(), Version: 2}) {
 		t.Fatalf("listing: %d plants, cursor %q", len(page.Plants), page.ChangesCursor)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -148,7 +148,7 @@ func TestChangesFollowsTheFeed(t *testing.T) {
 		return s.Replace(ctx, plant.Plant{ID: 1, Name: "fern", Tag: plant.StringPtr("shade")}, nil)
 	}, func(ctx context.Context, s *memstore.Store) error { return s.Delete(ctx, 2) })
 	got := take(t, next, 3)
-	sameChanges(t, got, wantChanges(t, store, changes.Cursor{Version: 2}))
+	sameChanges(t, got, wantChanges(t, store, changes.Cursor{History: store.History(), Version: 2}))
 
 	// From "": every change kept.
 	next2, stop2 := iter.Pull2(c.Changes(ctx, "", ChangesOptions{Limit: 2}))
@@ -240,7 +240,7 @@ func TestChangesCursorGone(t *testing.T) {
 	write(t, store, create(3, "c"))
 	next, stop := iter.Pull2(c.Changes(context.Background(), page.ChangesCursor, ChangesOptions{}))
 	defer stop()
-	sameChanges(t, take(t, next, 1), wantChanges(t, store, changes.Cursor{Version: 2}))
+	sameChanges(t, take(t, next, 1), wantChanges(t, store, changes.Cursor{History: store.History(), Version: 2}))
 }
 
 // TestChangesEndsOnARefusal: an answer that asking again cannot change (a

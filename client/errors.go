@@ -19,8 +19,9 @@ var (
 	ErrPreconditionFailed = errors.New("precondition failed")
 	ErrUnavailable        = errors.New("unavailable") // 503 and 429, after the retries
 	// ErrCursorGone is a change feed cursor older than the server's
-	// retention window (410): list the plants again and follow from the
-	// listing's Page.ChangesCursor.
+	// retention window, or not of the store's history (another store's,
+	// or given after the backup the store was restored from): 410. List
+	// the plants again and follow from the listing's Page.ChangesCursor.
 	ErrCursorGone = errors.New("change feed cursor gone")
 )
 

@@ -60,7 +60,7 @@ func testChangeFeed(t *testing.T, cfg config) {
 	}
 	list := get("/plants")
 	start := list.Header.Get("Plantstore-Changes-Cursor")
-	if list.Status != http.StatusOK || len(start) != 22 {
+	if list.Status != http.StatusOK || len(start) != 32 {
 		t.Fatalf("GET /plants = %d, cursor %q", list.Status, start)
 	}
 	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
@@ -81,7 +81,7 @@ func testChangeFeed(t *testing.T, cfg config) {
 	wantPlants := []string{`map[id:1 name:Monstera]`, `map[id:1 name:Monstera tag:big]`, `map[]`}
 	for i, typ := range []string{"plant.created", "plant.updated", "plant.deleted"} {
 		ch := page.Changes[i]
-		if ch.Type != typ || ch.ID != 1 || !feedTimestamp.MatchString(ch.Timestamp) || len(ch.Cursor) != 22 || fmt.Sprint(ch.Plant) != wantPlants[i] ||
+		if ch.Type != typ || ch.ID != 1 || !feedTimestamp.MatchString(ch.Timestamp) || len(ch.Cursor) != 32 || fmt.Sprint(ch.Plant) != wantPlants[i] ||
 			(i > 0 && (ch.Version <= page.Changes[i-1].Version || !feedCursor(t, page.Changes[i-1].Cursor).Less(feedCursor(t, ch.Cursor)))) {
 			t.Fatalf("change %d: %+v in %s", i, ch, r.Body)
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,6 +43,7 @@ func TestMoveBoltToPostgres(t *testing.T) {
 	bodies = append(bodies, more...)
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "bolt.ndjson"), filepath.Join(dir, "postgres.ndjson")
+	_, followed := listPlants(t, from.API) // a follower's cursor at the move
 	wantCLI(t, from, 0, "", "", "export", "-f", first)
 
 	pgCfg := testConfig(t)
@@ -51,6 +54,19 @@ func TestMoveBoltToPostgres(t *testing.T) {
 	// Resumable: a second run finds every plant there already.
 	wantCLI(t, to, 0, `{"created":0,"unchanged":`+n+`,"skipped":0,"overwritten":0,"failed":0}`+"\n", "", "import", "-f", first)
 	wantCLI(t, to, 0, "", "", "export", "-f", second)
+
+	// The postgres store is another store: the follower is told to list
+	// again, and its versions are past the bolt store's, for a receiver
+	// that applies by version.
+	if status, _, body := historyGet(t, to.API, "/plants/changes?after="+followed); status != http.StatusGone {
+		t.Fatalf("the bolt store's cursor at the postgres store: %d %s, want 410", status, body)
+	}
+	status, _, body := historyGet(t, to.API, "/plants/changes?limit=1")
+	var page feedPage
+	if err := json.Unmarshal(body, &page); err != nil || status != http.StatusOK || len(page.Changes) != 1 ||
+		page.Changes[0].Version <= feedCursor(t, followed).Version {
+		t.Fatalf("the postgres store's first change: %d %s, want a version past the bolt store's %d", status, body, feedCursor(t, followed).Version)
+	}
 
 	a, err := os.ReadFile(first)
 	if err != nil {

@@ -26,11 +26,11 @@ type FeedReport struct {
 	Versions  []string   // a plant's version not greater than the one before it (given twice, or an older change after a newer)
 }
 
-// decodeCursor is a cursor's 16 bytes (Tx, then Version, big-endian), which
-// compare as the cursors do.
+// decodeCursor is a cursor's 24 bytes (the store's history, Tx, then
+// Version, big-endian), which compare as the cursors of one history do.
 func decodeCursor(s string) ([]byte, bool) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	return b, err == nil && len(b) == 16
+	return b, err == nil && len(b) == 24
 }
 
 // checkFeed holds the pages, in the order they came, against the final
@@ -52,6 +52,11 @@ func checkFeed(pages []FeedPage, reads map[int64]finalRead, wall func(time.Durat
 			cur, ok := decodeCursor(fc.Cursor)
 			if !ok {
 				rep.Malformed = append(rep.Malformed, fmt.Sprintf("id %d: cursor %q on page %d from %s", fc.ID, fc.Cursor, pi, p.Replica))
+				continue
+			}
+			if last != nil && !bytes.Equal(cur[:8], last[:8]) {
+				// One store, one history: a follow never changes it.
+				rep.Malformed = append(rep.Malformed, fmt.Sprintf("id %d: cursor %s of another history than %s (page %d from %s)", fc.ID, fc.Cursor, lastText, pi, p.Replica))
 				continue
 			}
 			if last != nil {

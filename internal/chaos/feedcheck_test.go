@@ -9,11 +9,13 @@ import (
 	"time"
 )
 
-// cursorOf is the feed's text of the cursor (tx, version).
+// cursorOf is the feed's text of the cursor (tx, version) of the store
+// whose history is 7.
 func cursorOf(tx uint64, version int64) string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], tx)
-	binary.BigEndian.PutUint64(b[8:], uint64(version))
+	var b [24]byte
+	binary.BigEndian.PutUint64(b[:8], 7)
+	binary.BigEndian.PutUint64(b[8:16], tx)
+	binary.BigEndian.PutUint64(b[16:], uint64(version))
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
@@ -83,6 +85,18 @@ func TestCheckFeed(t *testing.T) {
 		}
 		if v := violations(rep); len(v) != 1 || !strings.Contains(v[0], "cursors out of order: id 1:") {
 			t.Fatalf("violations %q", v)
+		}
+	})
+	t.Run("a cursor of another history", func(t *testing.T) {
+		other := c4
+		b, _ := decodeCursor(c4.Cursor)
+		b[7] = 8 // another store's, or a restored copy's after a restore it was not told of
+		other.Cursor = base64.RawURLEncoding.EncodeToString(b)
+		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, c2, c6), page(c6.Cursor, c3, other)}
+		rep := checkFeed(pages, reads, wallOf)
+		want := "id 1: cursor " + other.Cursor + " of another history than " + c3.Cursor + " (page 2 from r0)"
+		if !slices.Contains(rep.Malformed, want) {
+			t.Fatalf("malformed %q, want %q among them", rep.Malformed, want)
 		}
 	})
 	t.Run("a cursor again", func(t *testing.T) {

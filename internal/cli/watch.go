@@ -79,10 +79,10 @@ func checkWatchFlags(f *plantsFlags) error {
 	return nil
 }
 
-// isCursor reports whether s has a cursor's form: 22 characters of
+// isCursor reports whether s has a cursor's form: 32 characters of
 // base64url. What it stands for is the server's to say.
 func isCursor(s string) bool {
-	return len(s) == 22 && !strings.ContainsFunc(s, func(r rune) bool {
+	return len(s) == 32 && !strings.ContainsFunc(s, func(r rune) bool {
 		return !strings.ContainsRune(base64URLAlphabet, r)
 	})
 }

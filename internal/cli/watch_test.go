@@ -125,7 +125,7 @@ func TestWatchPrintsEachChange(t *testing.T) {
 	if err := store.Delete(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	want := wantLines(t, srv, changes.Cursor{Version: 2})
+	want := wantLines(t, srv, changes.Cursor{History: store.History(), Version: 2})
 	if len(want) != 3 || !strings.Contains(want[0], `"name":"moss <&>","tag":""`) || strings.Contains(want[2], `"plant"`) {
 		t.Fatalf("the changes to print: %q", want)
 	}
@@ -168,7 +168,7 @@ func TestWatchCursorGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, _ := newWatchServer(t, store)
-	w := startWatch(t, srv, "--after", plants.EncodeCursor(changes.Cursor{Version: 1}))
+	w := startWatch(t, srv, "--after", plants.EncodeCursor(changes.Cursor{History: store.History(), Version: 1}))
 	if rest, _ := io.ReadAll(w.lines); len(rest) != 0 {
 		t.Fatalf("printed %q", rest)
 	}
@@ -182,12 +182,12 @@ func TestWatchCursorGone(t *testing.T) {
 // request.
 func TestWatchUsageErrors(t *testing.T) {
 	for args, msg := range map[string]string{
-		"--wait 0s":                      "--wait 0s: want more than 0s and at most 1m0s",
-		"--wait 61s":                     "--wait 1m1s: want more than 0s and at most 1m0s",
-		"-o table":                       "unknown flag --o (see plantstore plants watch --help)",
-		"--after 17":                     `--after "17": not a cursor (the "cursor" of a line watch printed)`,
-		"--after AAAAAAAAAAAAAAAAAAAA+Q": `--after "AAAAAAAAAAAAAAAAAAAA+Q": not a cursor (the "cursor" of a line watch printed)`,
-		"5":                              "takes no arguments",
+		"--wait 0s":  "--wait 0s: want more than 0s and at most 1m0s",
+		"--wait 61s": "--wait 1m1s: want more than 0s and at most 1m0s",
+		"-o table":   "unknown flag --o (see plantstore plants watch --help)",
+		"--after 17": `--after "17": not a cursor (the "cursor" of a line watch printed)`,
+		"--after AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA+Q": `--after "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA+Q": not a cursor (the "cursor" of a line watch printed)`,
+		"5": "takes no arguments",
 	} {
 		var stdout, stderr bytes.Buffer
 		full := append([]string{"watch", "--url", "http://127.0.0.1:1", "--token", "secret-token"}, strings.Fields(args)...)

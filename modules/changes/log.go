@@ -9,19 +9,22 @@ import (
 )
 
 // Cursor is a position in a store's change log: the changes after it are
-// the ones a follower has not seen. Cursors are totally ordered (Tx, then
-// Version) and the same on every replica of a postgres store. Tx is the
-// committing transaction's id on postgres (a change is shown once every
-// transaction that could commit before it has ended, so none appears
-// behind a cursor already given out), and zero on a store whose commits
-// are serial (bolt, memory), which orders by Version alone. The zero
-// Cursor is before every change.
+// the ones a follower has not seen. Cursors of one history are totally
+// ordered (Tx, then Version) and the same on every replica of a postgres
+// store. Tx is the committing transaction's id on postgres (a change is
+// shown once every transaction that could commit before it has ended, so
+// none appears behind a cursor already given out), and zero on a store
+// whose commits are serial (bolt, memory), which orders by Version alone.
+// History names the store's history the cursor belongs to (see
+// history.go): a store answers only its own. The zero Cursor, of no
+// history, is before every change of any store.
 type Cursor struct {
+	History uint64
 	Tx      uint64
 	Version int64
 }
 
-// Less reports whether c is before d.
+// Less reports whether c is before d, two cursors of one history.
 func (c Cursor) Less(d Cursor) bool {
 	if c.Tx != d.Tx {
 		return c.Tx < d.Tx

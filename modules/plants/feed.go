@@ -71,7 +71,15 @@ const answerMargin = 30 * time.Second
 
 // goneMessage is the 410's: what a follower whose cursor fell out of the
 // retention window does next.
-const goneMessage = "the cursor is older than the change log's retention window: list the plants again (GET /plants) and follow the changes from the listing's " + ChangesCursorHeader + " header"
+const goneMessage = "the cursor is older than the change log's retention window: " + listAgain
+
+// unknownMessage is the 410's for a cursor of another history: another
+// store's, or one that a copy of this store restored from a backup never
+// wrote. The follower may hold changes this store does not, and does the
+// same as past the retention window.
+const unknownMessage = "the cursor is not one of this store's history (another store's, or given after the backup this store was restored from): " + listAgain
+
+const listAgain = "list the plants again (GET /plants) and follow the changes from the listing's " + ChangesCursorHeader + " header"
 
 // Feed serves the change feed from a store's change log.
 type Feed struct {
@@ -181,10 +189,14 @@ func (f *Feed) poll(w http.ResponseWriter, r *http.Request, q changesQuery) {
 }
 
 // readError answers a failed read of the log: 410 for a cursor past the
-// retention window, else as any store failure.
+// retention window or of another history, else as any store failure.
 func (f *Feed) readError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, changes.ErrCursorGone) {
+	switch {
+	case errors.Is(err, changes.ErrCursorGone):
 		httperr.Write(w, http.StatusGone, goneMessage)
+		return
+	case errors.Is(err, changes.ErrCursorUnknown):
+		httperr.Write(w, http.StatusGone, unknownMessage)
 		return
 	}
 	writeStoreError(f.log, w, r, err, 0)

@@ -62,22 +62,23 @@ func TestChangesRefusesBadQueries(t *testing.T) {
 	api := newFeedAPI(t, memstore.New(), failingLog{errors.New("the log was read")}, nil)
 	const seen = `(a page's \"next\", an event's id, or a Plantstore-Changes-Cursor header)`
 	for target, msg := range map[string]string{
-		"/plants/changes?after=":                         `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"\"`,
-		"/plants/changes?after=xyz":                      `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"xyz\"`,
-		"/plants/changes?after=AAAAAAAAAAAAAAAAAAAAEQ==": `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAAAAAAAAAAAAAEQ==\"`,
-		"/plants/changes?after=AAAAAAAAAAAAAAAAAAAAER":   `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAAAAAAAAAAAAAER\"`, // stray bits: a second spelling of ...EQ
-		"/plants/changes?after=AAAAAAAAAAAAAAAAAAAAE+":   `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAAAAAAAAAAAAAE \"`,
-		"/plants/changes?after=AAAAAAAAAAD_________-w":   `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAAAD_________-w\"`, // a negative version
-		"/plants/changes?after=a&after=b":                `query parameter \"after\" is given 2 times; give it at most once`,
-		"/plants/changes?limit=0":                        `query parameter \"limit\" must be from 1 to 1000, not 0`,
-		"/plants/changes?limit=1001":                     `query parameter \"limit\" must be from 1 to 1000, not 1001`,
-		"/plants/changes?limit=+5":                       `query parameter \"limit\" must be an integer from 1 to 1000, not \" 5\"`,
-		"/plants/changes?wait=30":                        `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"30\"`,
-		"/plants/changes?wait=61s":                       `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"61s\"`,
-		"/plants/changes?wait=-1s":                       `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"-1s\"`,
-		"/plants/changes?wait=1s&wait=2s":                `query parameter \"wait\" is given 2 times; give it at most once`,
-		"/plants/changes?wait=%00":                       `query parameter \"wait\" must not contain the character U+0000`,
-		"/plants/changes?wait=%":                         `query string is malformed: invalid URL escape \"%\"`,
+		"/plants/changes?after=":                                   `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"\"`,
+		"/plants/changes?after=xyz":                                `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"xyz\"`,
+		"/plants/changes?after=AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR==": `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR==\"`,
+		"/plants/changes?after=AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR+":  `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR \"`,
+		"/plants/changes?after=AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAA+":   `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAA \"`,
+		"/plants/changes?after=AAAAAAAAAAAAAAAAAAAAEQ":             `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAAAAAAAAAAAAAEQ\"`,           // an earlier build's
+		"/plants/changes?after=AAAAAAAAXu0AAAAAAAAAAP__________":   `query parameter \"after\" must be a cursor this API gave ` + seen + `, not \"AAAAAAAAXu0AAAAAAAAAAP__________\"`, // a negative version
+		"/plants/changes?after=a&after=b":                          `query parameter \"after\" is given 2 times; give it at most once`,
+		"/plants/changes?limit=0":                                  `query parameter \"limit\" must be from 1 to 1000, not 0`,
+		"/plants/changes?limit=1001":                               `query parameter \"limit\" must be from 1 to 1000, not 1001`,
+		"/plants/changes?limit=+5":                                 `query parameter \"limit\" must be an integer from 1 to 1000, not \" 5\"`,
+		"/plants/changes?wait=30":                                  `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"30\"`,
+		"/plants/changes?wait=61s":                                 `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"61s\"`,
+		"/plants/changes?wait=-1s":                                 `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"-1s\"`,
+		"/plants/changes?wait=1s&wait=2s":                          `query parameter \"wait\" is given 2 times; give it at most once`,
+		"/plants/changes?wait=%00":                                 `query parameter \"wait\" must not contain the character U+0000`,
+		"/plants/changes?wait=%":                                   `query string is malformed: invalid URL escape \"%\"`,
 	} {
 		for _, accept := range []string{"", eventStream} {
 			assertAnswer(t, serveWith(api, target, "Accept", accept), http.StatusBadRequest, `{"error":400,"message":"`+msg+`"}`)
@@ -93,11 +94,24 @@ func TestChangesRefusesBadQueries(t *testing.T) {
 func TestChangesCursorGone(t *testing.T) {
 	api := newFeedAPI(t, memstore.New(), failingLog{changes.ErrCursorGone}, nil)
 	const gone = `{"error":410,"message":"the cursor is older than the change log's retention window: list the plants again (GET /plants) and follow the changes from the listing's Plantstore-Changes-Cursor header"}`
-	for _, target := range []string{"/plants/changes", "/plants/changes?after=AAAAAAAAAAAAAAAAAAAAEQ&wait=30s"} {
+	for _, target := range []string{"/plants/changes", "/plants/changes?after=AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR&wait=30s"} {
 		assertAnswer(t, serveWith(api, target), http.StatusGone, gone)
 		assertAnswer(t, serveWith(api, target, "Accept", eventStream), http.StatusGone, gone)
 	}
-	assertAnswer(t, serveWith(api, "/plants/changes", "Accept", "text/html, text/event-stream;q=0.9", "Last-Event-ID", "AAAAAAAAAAAAAAAAAAAAEQ"), http.StatusGone, gone)
+	assertAnswer(t, serveWith(api, "/plants/changes", "Accept", "text/html, text/event-stream;q=0.9", "Last-Event-ID", "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR"), http.StatusGone, gone)
+}
+
+// TestChangesCursorUnknown: a cursor the store's history does not hold
+// (another store's, or one a restored copy never wrote) is a 410 too, with
+// the same way on, before any stream starts.
+func TestChangesCursorUnknown(t *testing.T) {
+	api := newFeedAPI(t, memstore.New(), failingLog{changes.ErrCursorUnknown}, nil)
+	const unknown = `{"error":410,"message":"the cursor is not one of this store's history (another store's, or given after the backup this store was restored from): list the plants again (GET /plants) and follow the changes from the listing's Plantstore-Changes-Cursor header"}`
+	for _, target := range []string{"/plants/changes?after=AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR", "/plants/changes?after=AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR&wait=30s"} {
+		assertAnswer(t, serveWith(api, target), http.StatusGone, unknown)
+		assertAnswer(t, serveWith(api, target, "Accept", eventStream), http.StatusGone, unknown)
+	}
+	assertAnswer(t, serveWith(api, "/plants/changes", "Accept", eventStream, "Last-Event-ID", "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR"), http.StatusGone, unknown)
 }
 
 // TestChangesStoreFailures: the feed and the listing's cursor fail as every
@@ -134,14 +148,14 @@ func TestChangesWithoutALog(t *testing.T) {
 	}
 }
 
-// TestCursorText: a cursor's text is base64url without padding of Tx then
-// Version, big-endian, and reads back as it was.
+// TestCursorText: a cursor's text is base64url without padding of
+// History, Tx and Version, big-endian, and reads back as it was.
 func TestCursorText(t *testing.T) {
 	for c, text := range map[changes.Cursor]string{
-		{}:                                  "AAAAAAAAAAAAAAAAAAAAAA",
-		{Version: 17}:                       "AAAAAAAAAAAAAAAAAAAAEQ",
-		{Tx: 1, Version: 255}:               "AAAAAAAAAAEAAAAAAAAA_w",
-		{Tx: 1<<64 - 1, Version: 1<<63 - 1}: "__________9__________w",
+		{}:                                "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		{History: 0x5eed, Version: 17}:    "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAR",
+		{History: 1, Tx: 1, Version: 255}: "AAAAAAAAAAEAAAAAAAAAAQAAAAAAAAD_",
+		{History: 1<<64 - 1, Tx: 1<<64 - 1, Version: 1<<63 - 1}: "_____________________3__________",
 	} {
 		if got := EncodeCursor(c); got != text {
 			t.Errorf("EncodeCursor(%+v) = %q, want %q", c, got, text)

@@ -22,16 +22,26 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Cursors of the memory store's changes by version (its Tx is zero).
+// Cursors of the memory store's changes by version (its Tx is zero), in
+// the history of newFeedStore; cursor0 is that store's start, cursorStart
+// the start of any store (a follower's first page's next when nothing was
+// written yet).
 const (
-	cursor0 = "AAAAAAAAAAAAAAAAAAAAAA"
-	cursor1 = "AAAAAAAAAAAAAAAAAAAAAQ"
-	cursor2 = "AAAAAAAAAAAAAAAAAAAAAg"
-	cursor3 = "AAAAAAAAAAAAAAAAAAAAAw"
-	cursor4 = "AAAAAAAAAAAAAAAAAAAABA"
-	cursor5 = "AAAAAAAAAAAAAAAAAAAABQ"
-	cursor6 = "AAAAAAAAAAAAAAAAAAAABg"
+	testHistory = 0x5eed
+	cursorStart = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	cursor0     = "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAA"
+	cursor1     = "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAB"
+	cursor2     = "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAC"
+	cursor3     = "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAD"
+	cursor4     = "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAE"
+	cursor5     = "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAF"
+	cursor6     = "AAAAAAAAXu0AAAAAAAAAAAAAAAAAAAAG"
 )
+
+// newFeedStore is a memory store whose history is testHistory.
+func newFeedStore() *memstore.Store {
+	return memstore.NewWithOptions(memstore.Options{History: testHistory})
+}
 
 // The changes of changeScript, as the feed writes them. A bubble's clock
 // starts at midnight UTC, 2000-01-01.
@@ -87,18 +97,18 @@ func changeScript(t *testing.T, store *memstore.Store) {
 // last change is empty and resumes from the cursor it was given.
 func TestChangesPages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := memstore.New()
+		store := newFeedStore()
 		api := newFeedAPI(t, store, store, nil)
-		assertAnswer(t, serve(api, http.MethodGet, "/plants/changes"), http.StatusOK, emptyPage+cursor0+`"}`)
+		assertAnswer(t, serve(api, http.MethodGet, "/plants/changes"), http.StatusOK, emptyPage+cursorStart+`"}`)
+		assertAnswer(t, serve(api, http.MethodGet, "/plants/changes?after="+cursor0), http.StatusOK, emptyPage+cursor0+`"}`)
 		changeScript(t, store)
 		for target, body := range map[string]string{
-			"/plants/changes":                              `{"changes":[` + created1 + `,` + created2 + `,` + updated1 + `,` + deleted2 + `],"next":"` + cursor4 + `"}`,
-			"/plants/changes?limit=2":                      `{"changes":[` + created1 + `,` + created2 + `],"next":"` + cursor2 + `"}`,
-			"/plants/changes?limit=2&after=" + cursor2:     `{"changes":[` + updated1 + `,` + deleted2 + `],"next":"` + cursor4 + `"}`,
-			"/plants/changes?after=" + cursor3:             `{"changes":[` + deleted2 + `],"next":"` + cursor4 + `"}`,
-			"/plants/changes?after=" + cursor4:             emptyPage + cursor4 + `"}`,
-			"/plants/changes?after=" + cursor5 + "&x=1":    emptyPage + cursor5 + `"}`, // a cursor past the head: nothing yet
-			"/plants/changes?after=" + cursor0 + "&wait=0": `{"changes":[` + created1 + `,` + created2 + `,` + updated1 + `,` + deleted2 + `],"next":"` + cursor4 + `"}`,
+			"/plants/changes":                                  `{"changes":[` + created1 + `,` + created2 + `,` + updated1 + `,` + deleted2 + `],"next":"` + cursor4 + `"}`,
+			"/plants/changes?limit=2":                          `{"changes":[` + created1 + `,` + created2 + `],"next":"` + cursor2 + `"}`,
+			"/plants/changes?limit=2&after=" + cursor2:         `{"changes":[` + updated1 + `,` + deleted2 + `],"next":"` + cursor4 + `"}`,
+			"/plants/changes?after=" + cursor3:                 `{"changes":[` + deleted2 + `],"next":"` + cursor4 + `"}`,
+			"/plants/changes?after=" + cursor4:                 emptyPage + cursor4 + `"}`,
+			"/plants/changes?after=" + cursor0 + "&wait=0&x=1": `{"changes":[` + created1 + `,` + created2 + `,` + updated1 + `,` + deleted2 + `],"next":"` + cursor4 + `"}`,
 		} {
 			w := serve(api, http.MethodGet, target)
 			assertAnswer(t, w, http.StatusOK, body)
@@ -106,10 +116,33 @@ func TestChangesPages(t *testing.T) {
 	})
 }
 
+// TestChangesRefuseCursorsOfAnotherHistory: a cursor this store never
+// gave is a 410 telling the follower to list again, never an empty page it
+// would wait on for ever: one ahead of the head (a follower of the changes
+// that a copy restored from a backup lost, or a forged one), one of
+// another store, the start of another store once this one has changes.
+func TestChangesRefuseCursorsOfAnotherHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newFeedStore()
+		api := newFeedAPI(t, store, store, nil)
+		changeScript(t, store)
+		const unknown = `{"error":410,"message":"the cursor is not one of this store's history (another store's, or given after the backup this store was restored from): list the plants again (GET /plants) and follow the changes from the listing's Plantstore-Changes-Cursor header"}`
+		other := EncodeCursor(changes.Cursor{History: testHistory + 1, Version: 2})
+		forged := "f" + cursor4[1:] // its first byte set to 0x7c: another history
+		for _, after := range []string{cursor5, EncodeCursor(changes.Cursor{History: testHistory, Version: 1 << 40}), other, forged} {
+			for _, target := range []string{"/plants/changes?after=" + after, "/plants/changes?wait=30s&after=" + after} {
+				assertAnswer(t, serve(api, http.MethodGet, target), http.StatusGone, unknown)
+			}
+		}
+		// The cursors it gave still follow.
+		assertAnswer(t, serve(api, http.MethodGet, "/plants/changes?after="+cursor3), http.StatusOK, `{"changes":[`+deleted2+`],"next":"`+cursor4+`"}`)
+	})
+}
+
 // TestListCarriesTheChangesCursor: every page of GET /plants carries the
 // log's head as it was before the page was read.
 func TestListCarriesTheChangesCursor(t *testing.T) {
-	store := memstore.New()
+	store := newFeedStore()
 	api := newFeedAPI(t, store, store, nil)
 	w := serve(api, http.MethodGet, "/plants")
 	assertAnswer(t, w, http.StatusOK, `[]`)
@@ -169,7 +202,7 @@ func longPoll(ctx context.Context, api http.Handler, target string) <-chan *http
 // only in a second) could not have done.
 func TestChangesLongPollAnswersAtTheCommit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := memstore.New()
+		store := newFeedStore()
 		api := newFeedAPI(t, store, store, nil)
 		changeScript(t, store)
 		time.Sleep(time.Minute - 3750*time.Millisecond)
@@ -209,7 +242,7 @@ func TestChangesLongPollAnswersAtTheCommit(t *testing.T) {
 // server shuts down; a client that leaves gets the 499 nobody reads.
 func TestChangesLongPollEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := memstore.New()
+		store := newFeedStore()
 		stopping := make(chan struct{})
 		api := newFeedAPI(t, store, store, stopping)
 		changeScript(t, store)
@@ -251,7 +284,7 @@ func TestChangesLongPollEnds(t *testing.T) {
 // server shuts down.
 func TestChangesStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := memstore.New()
+		store := newFeedStore()
 		stopping := make(chan struct{})
 		api := newFeedAPI(t, store, store, stopping)
 		changeScript(t, store)
@@ -396,7 +429,7 @@ func followPage(t *testing.T, api http.Handler, cursor string, mirror map[int64]
 // replace and delete plants all along, ends with exactly the store's
 // plants.
 func TestListThenFollowMissesNothing(t *testing.T) {
-	store := memstore.New()
+	store := newFeedStore()
 	api := newFeedAPI(t, store, store, nil)
 	ctx := context.Background()
 	for id := range int64(100) {
@@ -496,7 +529,7 @@ func isClosed(ch <-chan struct{}) bool {
 // TestChangesOutlastTheServersTimeouts: a long poll and a stream last
 // longer than the server's write timeout (here 100 ms) and still answer.
 func TestChangesOutlastTheServersTimeouts(t *testing.T) {
-	store := memstore.New()
+	store := newFeedStore()
 	srv := httptest.NewUnstartedServer(newFeedAPI(t, store, store, nil))
 	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond
 	srv.Start()
@@ -508,7 +541,7 @@ func TestChangesOutlastTheServersTimeouts(t *testing.T) {
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK || string(body) != emptyPage+cursor0+`"}` {
+	if err != nil || resp.StatusCode != http.StatusOK || string(body) != emptyPage+cursorStart+`"}` {
 		t.Fatalf("a long poll past the write timeout: %d %q %v", resp.StatusCode, body, err)
 	}
 

@@ -89,7 +89,7 @@ func (f *Feed) stream(w http.ResponseWriter, r *http.Request, q changesQuery) {
 		if records, err = f.changes.Changes(ctx, after, q.limit); err != nil {
 			if ctx.Err() == nil {
 				level := zap.WarnLevel
-				if errors.Is(err, changes.ErrCursorGone) {
+				if errors.Is(err, changes.ErrCursorGone) || errors.Is(err, changes.ErrCursorUnknown) {
 					level = zap.InfoLevel
 				}
 				f.log.Log(level, "change stream ended by a failed read; the client reconnects", requestFields(r, err)...)

@@ -16,15 +16,19 @@ import (
 
 // Outcomes of a store call, the values of the "result" label: ok, the name
 // of an answer (plant.AnswerOf: not_found, conflict, ...; cursor_gone for a
-// change log's read after a pruned cursor), unavailable, canceled or error.
+// change log's read after a pruned cursor, cursor_unknown after one of
+// another history), unavailable, canceled or error.
 // Answers are not failures: only unavailable and error mark the span as
 // failed.
 const (
-	resultOK          = "ok"
-	resultCursorGone  = "cursor_gone"
-	resultUnavailable = "unavailable"
-	resultCanceled    = "canceled"
-	resultError       = "error"
+	resultOK         = "ok"
+	resultCursorGone = "cursor_gone"
+	// resultCursorUnknown: another store's cursor, or one a restored
+	// copy never wrote (changes.ErrCursorUnknown).
+	resultCursorUnknown = "cursor_unknown"
+	resultUnavailable   = "unavailable"
+	resultCanceled      = "canceled"
+	resultError         = "error"
 )
 
 // StoreMetrics is plantstore_store_operation_duration_seconds, shared by
@@ -156,6 +160,8 @@ func storeResult(err error) string {
 	switch {
 	case errors.Is(err, changes.ErrCursorGone):
 		return resultCursorGone
+	case errors.Is(err, changes.ErrCursorUnknown):
+		return resultCursorUnknown
 	case errors.Is(err, plant.ErrUnavailable):
 		return resultUnavailable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -18,6 +18,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -189,7 +190,8 @@ func labelsAre(m *dto.Metric, want map[string]string) bool {
 // The feed's reads of the change log are timed and traced as the store's
 // other calls are: a page is one "changes" read, a child span of its
 // request; a read after a pruned cursor is an answer (cursor_gone), not a
-// failure; a listing's read of the log's head is "changes_head".
+// failure, and so is one after another store's (cursor_unknown); a
+// listing's read of the log's head is "changes_head".
 func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	rec := tracetest.NewSpanRecorder()
@@ -236,6 +238,7 @@ func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 		t.Fatal(err)
 	}
 	get(feed, "/plants/changes", http.StatusGone)
+	get(feed, "/plants/changes?after="+plants.EncodeCursor(changes.Cursor{History: store.History() + 1, Version: 1}), http.StatusGone)
 
 	for _, tc := range []struct {
 		op, result string
@@ -243,6 +246,7 @@ func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 	}{
 		{"changes", "ok", 1},
 		{"changes", "cursor_gone", 1},
+		{"changes", "cursor_unknown", 1},
 		{"changes_head", "ok", 1},
 	} {
 		if n, _ := storeCount(t, reg, "memory", tc.op, tc.result); n != tc.want {
@@ -250,10 +254,10 @@ func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 		}
 	}
 	spans := rec.Ended()
-	if len(spans) != 6 {
-		t.Fatalf("got %d spans, want 3 reads and their 3 requests", len(spans))
+	if len(spans) != 8 {
+		t.Fatalf("got %d spans, want 4 reads and their 4 requests", len(spans))
 	}
-	for i, want := range []string{"store changes", "store changes_head", "store changes"} {
+	for i, want := range []string{"store changes", "store changes_head", "store changes", "store changes"} {
 		read, request := spans[2*i], spans[2*i+1]
 		if read.Name() != want || read.Parent().SpanID() != request.SpanContext().SpanID() {
 			t.Errorf("span %d: %q, child of %v; want %q, a child of %q", 2*i, read.Name(), read.Parent().SpanID(), want, request.Name())
@@ -263,5 +267,9 @@ func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 	wantSpanAttrs(t, spans[4], map[attribute.Key]any{"plantstore.store": "memory", "plantstore.changes.limit": int64(100), "plantstore.store.result": "cursor_gone"})
 	if spans[4].Status().Code == codes.Error {
 		t.Error("a gone cursor marks the span as failed; it is an answer (410), not a failure")
+	}
+	wantSpanAttrs(t, spans[6], map[attribute.Key]any{"plantstore.store": "memory", "plantstore.changes.limit": int64(100), "plantstore.store.result": "cursor_unknown"})
+	if spans[6].Status().Code == codes.Error {
+		t.Error("another store's cursor marks the span as failed; it is an answer (410), not a failure")
 	}
 }

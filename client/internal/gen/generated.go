@@ -87,8 +87,10 @@ type Change struct {
 	Type      ChangeType `json:"type"`
 
 	// Version The change's version, from one sequence shared by every plant:
-	// of two changes of a plant the later has the greater version.
-	// Versions are not contiguous.
+	// of two changes of a plant the later has the greater version,
+	// also across a restore or an import into a fresh store (each
+	// start goes on from the clock's microseconds). Versions are not
+	// contiguous, and stay below 2^53.
 	Version int64 `json:"version"`
 }
 
@@ -119,8 +121,10 @@ type Error struct {
 type EventTimestamp = time.Time
 
 // EventVersion The change's version: one store-wide sequence, so that of two
-// changes of one plant the later has the greater. Not contiguous:
-// compare versions, do not count them.
+// changes of one plant the later has the greater, also across a
+// restore or an import into a fresh store (each start goes on from
+// the clock's microseconds). Not contiguous: compare versions, do not
+// count them. Below 2^53, exact in JavaScript.
 type EventVersion = int64
 
 // NewPlant defines model for NewPlant.
@@ -155,8 +159,10 @@ type PlantDeletedEnvelope struct {
 		Id int64 `json:"id"`
 
 		// Version The change's version: one store-wide sequence, so that of two
-		// changes of one plant the later has the greater. Not contiguous:
-		// compare versions, do not count them.
+		// changes of one plant the later has the greater, also across a
+		// restore or an import into a fresh store (each start goes on from
+		// the clock's microseconds). Not contiguous: compare versions, do not
+		// count them. Below 2^53, exact in JavaScript.
 		Version EventVersion `json:"version"`
 	} `json:"data"`
 
@@ -184,8 +190,10 @@ type PlantEnvelope struct {
 		Plant StoredPlant `json:"plant"`
 
 		// Version The change's version: one store-wide sequence, so that of two
-		// changes of one plant the later has the greater. Not contiguous:
-		// compare versions, do not count them.
+		// changes of one plant the later has the greater, also across a
+		// restore or an import into a fresh store (each start goes on from
+		// the clock's microseconds). Not contiguous: compare versions, do not
+		// count them. Below 2^53, exact in JavaScript.
 		Version EventVersion `json:"version"`
 	} `json:"data"`
 
@@ -298,7 +306,7 @@ type ListPlantsParams struct {
 type ListChangesParams struct {
 	// After Return only changes after this cursor: a page's `next`, an
 	// event's `id`, or a listing's `Plantstore-Changes-Cursor`.
-	// Cursors are opaque (22 characters of base64url). Without it the
+	// Cursors are opaque (32 characters of base64url). Without it the
 	// feed starts at the oldest change kept, which is only possible
 	// before anything was pruned (410 after).
 	After *string `form:"after,omitempty" json:"after,omitempty"`

@@ -46,6 +46,14 @@ func (s *Store) logChange(tx *bolt.Tx, kind changes.Kind, key, value []byte) (ch
 	if err != nil {
 		return changes.Committed{}, err
 	}
+	if floor := uint64(s.versionFloor); seq < floor { //nolint:gosec // G115: a time after 1970
+		// The first change of this open: past every version a copy of
+		// the file may have given since it was taken.
+		seq = floor
+		if err := b.SetSequence(seq); err != nil {
+			return changes.Committed{}, err
+		}
+	}
 	at := time.Now()
 	// One allocation for the key and the value: bbolt keeps both until
 	// the transaction ends.
@@ -122,8 +130,8 @@ func (l *ChangeLog) Changes(ctx context.Context, after changes.Cursor, limit int
 		if err != nil {
 			return err
 		}
-		if pruned > 0 && after.Version < pruned {
-			return changes.ErrCursorGone
+		if err := l.store.checkCursor(tx, after, pruned); err != nil {
+			return err
 		}
 		c := tx.Bucket(ChangesBucket).Cursor()
 		for k, v := c.Seek(versionKey(after.Version + 1)); k != nil && len(out) < limit; k, v = c.Next() {
@@ -134,6 +142,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after changes.Cursor, limit int
 			if writer > durableTx {
 				break // and so are the records after it
 			}
+			r.Cursor.History = l.store.history
 			out = append(out, r)
 		}
 		return nil
@@ -156,7 +165,7 @@ func (l *ChangeLog) Head(ctx context.Context) (changes.Cursor, error) {
 		if err != nil {
 			return err
 		}
-		head = changes.Cursor{Version: pruned}
+		head = changes.Cursor{History: l.store.history, Version: pruned}
 		c := tx.Bucket(ChangesBucket).Cursor()
 		// Only the newest commit can be still syncing: a few steps back.
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
@@ -165,7 +174,7 @@ func (l *ChangeLog) Head(ctx context.Context) (changes.Cursor, error) {
 				return err
 			}
 			if writer <= durableTx {
-				head = r.Cursor
+				head.Version = r.Version
 				return nil
 			}
 		}

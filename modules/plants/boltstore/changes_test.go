@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -107,9 +108,11 @@ func TestRetentionPrunesChangesAndDeliveredEvents(t *testing.T) {
 		}
 		time.Sleep(time.Hour) // the ticks at 6, 12, ... 60 minutes: not older than an hour yet
 		synctest.Wait()
-		if recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10); err != nil || len(recs) != 1 {
+		recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10)
+		if err != nil || len(recs) != 1 {
 			t.Fatalf("after an hour: %d records, %v; want the change kept", len(recs), err)
 		}
+		first := recs[0].Cursor
 		if _, err := s.Create(ctx, plant.Plant{ID: 2, Name: "new"}); err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +121,7 @@ func TestRetentionPrunesChangesAndDeliveredEvents(t *testing.T) {
 		if _, err := s.Changes().Changes(ctx, changes.Cursor{}, 10); !errors.Is(err, changes.ErrCursorGone) {
 			t.Fatalf("Changes from zero after the prune = %v, want ErrCursorGone", err)
 		}
-		if recs, err := s.Changes().Changes(ctx, changes.Cursor{Version: 1}, 10); err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
+		if recs, err := s.Changes().Changes(ctx, first, 10); err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
 			t.Fatalf("after the pruned change: %+v, %v; want the new create", recs, err)
 		}
 		if n, err := box.Replay(ctx, "a", time.Time{}, 10); err != nil || n != 0 {
@@ -155,29 +158,49 @@ func TestAnOlderDeliveryIsACreateOfNoVersion(t *testing.T) {
 	}
 }
 
-// The log and its sequence are in the file: a store opened again reads
-// the changes made before, and its versions go on from theirs.
+// The log, its sequence and its history id are in the file: a store
+// opened again reads the changes made before and keeps its history, and
+// its versions go on from the clock (in microseconds) at each open, past
+// every version given before, so that a copy of the file restored from a
+// backup never gives again a version the lost changes had.
 func TestChangeLogOutlivesTheProcess(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
-	for id := range int64(2) {
-		s, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		start := time.Now().UnixMicro()
+		var histories []uint64
+		for run, ids := range [][]int64{{1, 2}, {3}} {
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			MustStart(t, s)
+			histories = append(histories, s.History())
+			for _, id := range ids {
+				if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "p"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if run == 0 {
+				time.Sleep(time.Second)
+			}
 		}
-		MustStart(t, s)
-		if _, err := s.Create(ctx, plant.Plant{ID: id + 1, Name: "p"}); err != nil {
-			t.Fatal(err)
+		s := openIn(t, dir)
+		recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10)
+		var versions []int64
+		for _, r := range recs {
+			versions = append(versions, r.Version)
 		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
+		if want := []int64{start, start + 1, start + 1_000_000}; err != nil || !slices.Equal(versions, want) {
+			t.Fatalf("Changes after two runs = %v, %v; want versions %v", versions, err, want)
 		}
-	}
-	s := openIn(t, dir)
-	recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10)
-	if err != nil || len(recs) != 2 || recs[0].Version != 1 || recs[1].Version != 2 || recs[1].Plant.ID != 2 {
-		t.Fatalf("Changes after two runs = %+v, %v; want versions 1 and 2, plants 1 and 2", recs, err)
-	}
+		if h := s.History(); h == 0 || histories[0] != h || histories[1] != h || recs[2].Cursor.History != h {
+			t.Fatalf("histories %v, then %d, cursor of %d: want one id, kept", histories, h, recs[2].Cursor.History)
+		}
+	})
 }
 
 func openIn(t *testing.T, dir string) *Store {

@@ -34,6 +34,7 @@ var migrations = []migration{
 	{version: 1, name: "plants and their tag index", creates: [][]byte{plantsBucket, tagsBucket}},
 	{version: 2, name: "the webhook outbox and its dead letters", creates: [][]byte{OutboxBucket, DeadLetterBucket}},
 	{version: 3, name: "the change log and the delivered webhook events", creates: [][]byte{ChangesBucket, DeliveredBucket}},
+	{version: 4, name: "the store's history id", apply: newHistory},
 }
 
 // errNewerFormat marks a file written by a newer build.

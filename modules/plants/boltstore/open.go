@@ -10,6 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/plantstore/plantstore/modules/changes"
 )
 
 // FileName is the store's file inside the data dir.
@@ -53,6 +55,11 @@ func openWith(cfg Config, list []migration) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	history, err := readHistory(db)
+	if err != nil {
+		_ = db.Close()
+		return nil, corrupt(path, err)
+	}
 	// A process killed in a commit can leave its last pages in the page
 	// cache only; one sync puts everything this process reads on disk.
 	var txID int
@@ -61,7 +68,7 @@ func openWith(cfg Config, list []migration) (*Store, error) {
 		return nil, fmt.Errorf("bolt store: cannot sync %s: %w", path, err)
 	}
 	_ = db.View(func(tx *bolt.Tx) error { txID = tx.ID(); return nil })
-	s := &Store{db: db, writes: newCommitter(db, txID), cfg: cfg}
+	s := &Store{db: db, writes: newCommitter(db, txID), cfg: cfg, history: history, versionFloor: changes.VersionFloor(time.Now())}
 	s.outbox = newOutbox(s)
 	s.changes = &ChangeLog{store: s}
 	return s, nil

@@ -33,6 +33,10 @@ type Store struct {
 	changes  *ChangeLog
 	cfg      Config
 	pruner   pruner
+	history  uint64 // the file's history id: see history.go
+	// versionFloor is the least version this open gives: the clock's
+	// microseconds at the open (see history.go).
+	versionFloor int64
 }
 
 // ChangeHook writes what goes with a committed change (an outbox entry

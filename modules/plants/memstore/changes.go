@@ -22,7 +22,8 @@ type changeLog struct {
 	chunks  [][]change
 	first   int
 	texts   texts
-	version int64 // the last version given
+	version int64  // the last version given
+	history uint64 // the store's history id: see history.go
 	// pruned is the version of the newest record removed, 0 when none
 	// was: a cursor before it is gone.
 	pruned int64
@@ -110,7 +111,7 @@ func (l *changeLog) record(c change) changes.Record {
 			p.Tag = plant.StringPtr(string(text[c.nameLen:]))
 		}
 	}
-	return changes.Record{Cursor: changes.Cursor{Version: c.version}, Kind: c.kind, Version: c.version, Plant: p, At: time.Unix(0, c.at)}
+	return changes.Record{Cursor: changes.Cursor{History: l.history, Version: c.version}, Kind: c.kind, Version: c.version, Plant: p, At: time.Unix(0, c.at)}
 }
 
 // Changes implements changes.ChangeLog: every change is on its record as
@@ -122,8 +123,8 @@ func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	l := &s.log
-	if l.pruned > 0 && after.Version < l.pruned {
-		return nil, changes.ErrCursorGone
+	if err := l.checkCursor(after); err != nil {
+		return nil, err
 	}
 	n := l.len()
 	i := sort.Search(n, func(i int) bool { return l.at(i).version > after.Version })
@@ -143,9 +144,9 @@ func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if n := s.log.len(); n > 0 {
-		return changes.Cursor{Version: s.log.at(n - 1).version}, nil
+		return changes.Cursor{History: s.log.history, Version: s.log.at(n - 1).version}, nil
 	}
-	return changes.Cursor{Version: s.log.pruned}, nil
+	return changes.Cursor{History: s.log.history, Version: s.log.pruned}, nil
 }
 
 // Wait implements changes.ChangeLog.

@@ -28,7 +28,7 @@ func TestChangeLogAcrossChunks(t *testing.T) {
 	}
 	check := func(after int64, want int) {
 		t.Helper()
-		recs, err := s.Changes(ctx, changes.Cursor{Version: after}, n)
+		recs, err := s.Changes(ctx, changes.Cursor{History: s.log.history, Version: after}, n)
 		if err != nil || len(recs) != want {
 			t.Fatalf("after v%d: %d records, %v; want %d", after, len(recs), err, want)
 		}
@@ -47,7 +47,7 @@ func TestChangeLogAcrossChunks(t *testing.T) {
 			t.Fatalf("pruned before %d: %d kept, want %d", cut, got, n-cut)
 		}
 		check(int64(cut), n-cut)
-		if _, err := s.Changes(ctx, changes.Cursor{Version: int64(cut) - 1}, 1); !errors.Is(err, changes.ErrCursorGone) {
+		if _, err := s.Changes(ctx, changes.Cursor{History: s.log.history, Version: int64(cut) - 1}, 1); !errors.Is(err, changes.ErrCursorGone) {
 			t.Fatalf("pruned before %d: after v%d = %v, want gone", cut, cut-1, err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestChangeLogAcrossChunks(t *testing.T) {
 	if err := s.Delete(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if recs, err := s.Changes(ctx, changes.Cursor{Version: n}, 10); err != nil || len(recs) != 1 || recs[0].Kind != changes.Deleted || recs[0].Version != n+1 {
+	if recs, err := s.Changes(ctx, changes.Cursor{History: s.log.history, Version: n}, 10); err != nil || len(recs) != 1 || recs[0].Kind != changes.Deleted || recs[0].Version != n+1 {
 		t.Fatalf("after the emptied log: %+v, %v; want the delete, version %d", recs, err, n+1)
 	}
 }

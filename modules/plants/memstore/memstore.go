@@ -41,7 +41,7 @@ func byID(a, b record) bool { return a.id < b.id }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{records: btree.NewG(32, byID)}
+	return &Store{records: btree.NewG(32, byID), log: changeLog{history: changes.NewHistoryID()}}
 }
 
 // Create implements plant.Store.

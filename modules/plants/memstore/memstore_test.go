@@ -53,7 +53,7 @@ func TestChangesArePrunedPastTheRetention(t *testing.T) {
 		if _, err := s.Changes(ctx, changes.Cursor{}, 10); !errors.Is(err, changes.ErrCursorGone) {
 			t.Fatalf("Changes from zero after the prune = %v, want ErrCursorGone", err)
 		}
-		recs, err := s.Changes(ctx, changes.Cursor{Version: 1}, 10)
+		recs, err := s.Changes(ctx, changes.Cursor{History: s.History(), Version: 1}, 10)
 		if err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
 			t.Fatalf("after the pruned change: %+v, %v; want the new create", recs, err)
 		}

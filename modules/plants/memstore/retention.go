@@ -12,6 +12,10 @@ type Options struct {
 	// ChangesRetention is how long the change log keeps a change; zero
 	// keeps every change (a store built in a test, without Start).
 	ChangesRetention time.Duration
+	// History, when not zero, is the store's history id, which its
+	// cursors carry: a test's, to spell them. Zero makes one at random,
+	// as New does.
+	History uint64
 }
 
 // NewWithOptions returns an empty store with o. Its change log is pruned
@@ -19,6 +23,9 @@ type Options struct {
 func NewWithOptions(o Options) *Store {
 	s := New()
 	s.opts = o
+	if o.History != 0 {
+		s.log.history = o.History
+	}
 	return s
 }
 

@@ -31,14 +31,19 @@ const (
 	// text, $2 the version) in one snapshot with the pruned cursor: the
 	// first column says whether the cursor is gone (before the newest
 	// pruned change; any cursor once something was pruned, the zero one
-	// included), and then no change is read. It answers one row at least.
+	// included), the second whether it is unknown (not the start, a
+	// change the log holds or the newest pruned one: see history.go), and
+	// then no change is read. It answers one row at least.
 	changesSQL = `WITH gone AS (
-  SELECT EXISTS (SELECT FROM plant_changes_pruned WHERE ($1::text::xid8, $2::bigint) < (tx, version)) AS gone
+  SELECT EXISTS (SELECT FROM plant_changes_pruned WHERE ($1::text::xid8, $2::bigint) < (tx, version)) AS gone,
+    NOT (($1::text::xid8, $2::bigint) = ('0'::xid8, 0::bigint)
+      OR EXISTS (SELECT FROM plant_changes WHERE (tx, version) = ($1::text::xid8, $2::bigint))
+      OR EXISTS (SELECT FROM plant_changes_pruned WHERE (tx, version) = ($1::text::xid8, $2::bigint))) AS unknown
 )
-SELECT gone.gone, c.tx::text, c.version, c.kind, c.plant_id, c.name, c.tag, c.at
+SELECT gone.gone, gone.unknown, c.tx::text, c.version, c.kind, c.plant_id, c.name, c.tag, c.at
 FROM gone LEFT JOIN LATERAL (
   SELECT * FROM plant_changes
-  WHERE NOT gone.gone AND (tx, version) > ($1::text::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+  WHERE NOT gone.gone AND NOT gone.unknown AND (tx, version) > ($1::text::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
   ORDER BY tx, version LIMIT $3
 ) c ON true
 ORDER BY c.tx, c.version`
@@ -96,12 +101,16 @@ func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([
 	if limit <= 0 {
 		return nil, nil
 	}
+	history := s.History()
+	if after != (changes.Cursor{}) && after.History != history {
+		return nil, changes.ErrCursorUnknown
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	var recs []changes.Record
-	gone := false
+	gone, unknown := false, false
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		recs, gone = nil, false
+		recs, gone, unknown = nil, false, false
 		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
 			rows, err := br.Query()
 			if err != nil {
@@ -116,11 +125,11 @@ func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([
 				at      *time.Time
 				id      *int64
 			)
-			_, err = pgx.ForEachRow(rows, []any{&gone, &tx, &version, &kind, &id, &name, &r.Plant.Tag, &at}, func() error {
+			_, err = pgx.ForEachRow(rows, []any{&gone, &unknown, &tx, &version, &kind, &id, &name, &r.Plant.Tag, &at}, func() error {
 				if tx == nil {
 					return nil // the row that says the cursor is gone, or that nothing follows it
 				}
-				c, err := cursorOf(*tx, *version)
+				c, err := cursorOf(history, *tx, *version)
 				if err != nil {
 					return err
 				}
@@ -138,16 +147,19 @@ func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([
 	if err != nil {
 		return nil, failed("changes", err)
 	}
-	if gone {
+	switch {
+	case gone:
 		return nil, changes.ErrCursorGone
+	case unknown:
+		return nil, changes.ErrCursorUnknown
 	}
 	return recs, nil
 }
 
-// cursorOf reads a cursor from its transaction id's text.
-func cursorOf(tx string, version int64) (changes.Cursor, error) {
+// cursorOf reads a cursor of history from its transaction id's text.
+func cursorOf(history uint64, tx string, version int64) (changes.Cursor, error) {
 	id, err := strconv.ParseUint(tx, 10, 64)
-	return changes.Cursor{Tx: id, Version: version}, err
+	return changes.Cursor{History: history, Tx: id, Version: version}, err
 }
 
 // Head implements changes.ChangeLog: the newest change shown, or when every
@@ -157,7 +169,8 @@ func cursorOf(tx string, version int64) (changes.Cursor, error) {
 func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	var head, pruned changes.Cursor
+	history := s.History()
+	head, pruned := changes.Cursor{History: history}, changes.Cursor{History: history}
 	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
 			var tx, prunedTx *string
@@ -167,10 +180,10 @@ func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 			}
 			var err error
 			if tx != nil {
-				head, err = cursorOf(*tx, *version)
+				head, err = cursorOf(history, *tx, *version)
 			}
 			if err == nil && prunedTx != nil {
-				pruned, err = cursorOf(*prunedTx, *prunedVersion)
+				pruned, err = cursorOf(history, *prunedTx, *prunedVersion)
 			}
 			return err
 		}, headSQL)

@@ -48,7 +48,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	cfg := s.migrateConfig.Copy()
 	_ = noCancel(s.closing)(ctx, cfg) // a connection of its own, that sends no cancel request either
-	return migrate(ctx, cfg, migrations)
+	if err := migrate(ctx, cfg, migrations); err != nil {
+		return err
+	}
+	return s.openHistory(ctx)
 }
 
 func migrate(ctx context.Context, cfg *pgx.ConnConfig, migrations []migration) error {

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -95,6 +96,7 @@ type Store struct {
 	notifyPending chan struct{} // a change committed since the last notification (see notify)
 	retention     time.Duration
 	background    backgroundTasks // the change log's listener, notifier and pruner (see changelog.go)
+	history       atomic.Uint64   // the database's history id, read by Migrate (see history.go)
 }
 
 // CreateHook writes what goes with newly created plants (an outbox entry

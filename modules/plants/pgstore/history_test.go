@@ -1,0 +1,172 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/internal/poll"
+	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// createPlants creates plants with the ids, failing t on an error.
+func createPlants(t *testing.T, s *Store, ids ...int64) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := s.Create(ctx, plant.Plant{ID: id, Name: "p"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// headOf reads s's head, failing t on an error.
+func headOf(t *testing.T, s *Store) changes.Cursor {
+	t.Helper()
+	h, err := s.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// shown waits until the log after from shows n changes (a transaction
+// of another test on the shared server may hold them back a moment) and
+// returns them.
+func shown(t *testing.T, s *Store, from changes.Cursor, n int) []changes.Record {
+	t.Helper()
+	var recs []changes.Record
+	poll.Wait(t, 10*time.Millisecond, 30*time.Second, "the changes shown", func() (bool, error) {
+		var err error
+		recs, err = s.Changes(ctx, from, 10)
+		if err != nil {
+			return false, poll.Stop(err)
+		}
+		return len(recs) >= n, fmt.Errorf("%d changes shown, want %d", len(recs), n)
+	})
+	if len(recs) != n {
+		t.Fatalf("%d changes shown, want %d", len(recs), n)
+	}
+	return recs
+}
+
+// TestCursorOfAnotherDatabaseIsUnknown: each database has a history of its
+// own; a cursor of one, at a change the other's log may hold at the same
+// position or not, is refused by the other, never read as its position.
+func TestCursorOfAnotherDatabaseIsUnknown(t *testing.T) {
+	t.Parallel()
+	a := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+	b := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+	if a.History() == 0 || a.History() == b.History() {
+		t.Fatalf("histories %d and %d: want two, neither zero", a.History(), b.History())
+	}
+	createPlants(t, a, 1, 2)
+	createPlants(t, b, 1, 2)
+	for _, after := range []changes.Cursor{shown(t, a, changes.Cursor{}, 2)[1].Cursor, {History: a.History()}} {
+		if recs, err := b.Changes(ctx, after, 10); !errors.Is(err, changes.ErrCursorUnknown) {
+			t.Fatalf("another database's cursor %+v: %v, %v; want ErrCursorUnknown", after, recs, err)
+		}
+	}
+	if recs, err := b.Changes(ctx, shown(t, b, changes.Cursor{}, 2)[1].Cursor, 10); err != nil || len(recs) != 0 {
+		t.Fatalf("its own newest change: %v, %v; want nothing after it", recs, err)
+	}
+}
+
+// TestRestoredDatabaseRefusesTheLostCursors: a copy of the database taken
+// with its replicas stopped (here CREATE DATABASE ... TEMPLATE, a file
+// copy as a restore gives back), while the original goes on. The copy
+// keeps the history: a cursor from before the copy follows on in it. A
+// cursor of a change the copy does not hold is refused, and the copy's
+// versions, once a replica starts on it, are past every version the
+// original gave, so that a receiver applying by version takes its
+// changes.
+func TestRestoredDatabaseRefusesTheLostCursors(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.Shared(t)
+	url := cluster.NewMigratedDatabase(t, plantsSchema)
+	s := openStore(t, Config{URL: url})
+	createPlants(t, s, 1, 2)
+	before := shown(t, s, changes.Cursor{}, 2)[1].Cursor
+	s.Close()
+
+	original, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, cluster.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	copyName := original.Database + "_restored"
+	// The pool's sessions end a moment after Close returns.
+	poll.Wait(t, 10*time.Millisecond, 10*time.Second, "the copy of the database", func() (bool, error) {
+		_, err := admin.Exec(ctx, "CREATE DATABASE "+copyName+" TEMPLATE "+original.Database)
+		return err == nil, err
+	})
+	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP DATABASE "+copyName+" WITH (FORCE)") })
+
+	s = openStore(t, Config{URL: url})
+	createPlants(t, s, 3)
+	lostRecs := shown(t, s, before, 1)
+	lost := lostRecs[0].Cursor
+	s.Close()
+
+	restored := openStore(t, Config{URL: cluster.URL(copyName)})
+	if restored.History() != s.History() {
+		t.Fatalf("the copy's history %d, the original's %d: want one", restored.History(), s.History())
+	}
+	if recs, err := restored.Changes(ctx, lost, 10); !errors.Is(err, changes.ErrCursorUnknown) {
+		t.Fatalf("a cursor the copy does not hold: %v, %v; want ErrCursorUnknown", recs, err)
+	}
+	createPlants(t, restored, 3)
+	recs := shown(t, restored, before, 1)
+	if recs[0].Plant.ID != 3 {
+		t.Fatalf("the copy after a cursor from before it was taken: %v; want the create of 3", recs)
+	}
+	if recs[0].Version <= lostRecs[0].Version {
+		t.Fatalf("the copy gave version %d after the original's %d: want a greater one", recs[0].Version, lostRecs[0].Version)
+	}
+}
+
+// TestLogOfAClusterAheadIsMovedBack: a database restored into another
+// cluster (pg_dump, pg_restore on a new server) holds the old cluster's
+// transaction ids, here a billion ahead of this one's. A start moves them
+// back: the restored changes are shown again, in their order, a new change
+// comes after them, and a follower's cursor of the old cluster, held
+// nowhere now, is told to list again.
+func TestLogOfAClusterAheadIsMovedBack(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+	s := openStore(t, Config{URL: url})
+	createPlants(t, s, 1, 2)
+	old := shown(t, s, changes.Cursor{}, 2)
+	const ahead = 1_000_000_000
+	for _, table := range []string{"plant_changes", "plant_heads"} {
+		if _, err := s.pool.Exec(ctx, "UPDATE "+table+" SET tx = (tx::text::bigint + $1)::text::xid8", ahead); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follower := old[1].Cursor
+	follower.Tx += ahead
+	s.Close()
+
+	s = openStore(t, Config{URL: url})
+	if recs, err := s.Changes(ctx, follower, 10); !errors.Is(err, changes.ErrCursorUnknown) {
+		t.Fatalf("a cursor of the old cluster: %v, %v; want ErrCursorUnknown", recs, err)
+	}
+	createPlants(t, s, 3)
+	recs := shown(t, s, changes.Cursor{}, 3)
+	for i, id := range []int64{1, 2, 3} {
+		if recs[i].Plant.ID != id {
+			t.Fatalf("the log after the start: %v; want the creates of 1, 2, 3 in order", recs)
+		}
+	}
+	if h := headOf(t, s); h != recs[2].Cursor {
+		t.Fatalf("head %+v, want the new change's cursor %+v", h, recs[2].Cursor)
+	}
+}
