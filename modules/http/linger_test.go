@@ -53,7 +53,7 @@ func TestOversizedBodyIsReadThenRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			_ = c.(*net.TCPConn).SetWriteBuffer(64 << 10) // the client's own buffer holds little of the body
+			_ = c.(*net.TCPConn).SetWriteBuffer(64 << 10)       // the client's own buffer holds little of the body
 			_ = c.SetDeadline(time.Now().Add(30 * time.Second)) // a guard against a hang, not a measure
 			head := "POST /plants HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n"
 			if chunked {

@@ -92,6 +92,7 @@ type resolved struct {
 	handler http.Handler
 	vars    map[string]string
 	body    eofReader
+	lasting bool // moved out of the concurrency cap's slots (Shedder.Last)
 }
 
 // Value implements context.Context.

@@ -105,6 +105,13 @@ func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
 	if !checkNDJSONHeaders(w, r) {
 		return
 	}
+	// A stream lasts as long as its client sends: it leaves the shared
+	// request slots for the imports' own, capped per token.
+	end, ok := httpapi.Last(w, r, httpapi.Import, callerID(r))
+	if !ok {
+		return
+	}
+	defer end()
 	rc := http.NewResponseController(w)
 	// HTTP/1.1 answers before the body is read to its end only when asked:
 	// results flow while lines still arrive. HTTP/2 streams do so anyway.
@@ -403,6 +410,14 @@ func readLine(br *bufio.Reader, limit int64, buf []byte) ([]byte, error) {
 			return buf, err
 		}
 	}
+}
+
+// callerID is the id of the request's principal, "" without one.
+func callerID(r *http.Request) string {
+	if p := principal.FromContext(r.Context()); p != nil {
+		return p.ID
+	}
+	return ""
 }
 
 // checkNDJSONHeaders answers 415 and returns false unless the body is
