@@ -128,8 +128,9 @@ func TestOneTokenCannotHoldEverySlot(t *testing.T) {
 	// answers nothing until a change: the metric says when it waits.
 	open(testToken, "/plants/changes", sse, nil)
 	open(testToken, "/plants/changes", sse, nil)
+	head := emptyCursor(t, s)
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.API+"/plants/changes?wait=60s&after="+emptyCursor(t, s), nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.API+"/plants/changes?wait=60s&after="+head, nil)
 		req.Header.Set("Authorization", "Bearer "+testToken)
 		if resp, err := client.Do(req); err == nil {
 			_ = resp.Body.Close()
