@@ -22,6 +22,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&l.IdleTimeout, "idle-timeout", d.IdleTimeout, "how long a keep-alive connection may wait for its next request")
 	fs.IntVar(&l.MaxHeaderBytes, "max-header-bytes", d.MaxHeaderBytes, "largest accepted request line and headers in bytes")
 	fs.IntVar(&l.MaxConcurrentRequests, "max-concurrent-requests", d.MaxConcurrentRequests, "authenticated API requests served at once; more are answered 503")
+	fs.IntVar(&l.MaxFollowers, "max-followers", d.MaxFollowers, "change streams and long polls open at once, in total; they hold no --max-concurrent-requests slot; more are answered 503")
+	fs.IntVar(&l.MaxFollowersPerCaller, "max-followers-per-token", d.MaxFollowersPerCaller, "change streams and long polls one token may have open at once; more are answered 429")
+	fs.IntVar(&l.MaxImports, "max-imports", d.MaxImports, "bulk import streams open at once, in total; they hold no --max-concurrent-requests slot; more are answered 503")
+	fs.IntVar(&l.MaxImportsPerCaller, "max-imports-per-token", d.MaxImportsPerCaller, "bulk import streams one token may have open at once; more are answered 429")
 	fs.IntVar(&l.MaxConnections, "max-connections", d.MaxConnections, "API connections open at once; more wait in the kernel's accept queue. 0 derives it from the file limit: limit - max(128, limit/10), at least 16")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve Go's profiles on the admin listener: /debug/pprof/profile (CPU), /debug/pprof/heap, goroutine, allocs, block, mutex, threadcreate (no index page)")
 }
@@ -52,6 +56,10 @@ func (c Config) Validate() error {
 	check(l.IdleTimeout > 0, "--idle-timeout %v: must be positive", l.IdleTimeout)
 	check(l.MaxHeaderBytes > 0, "--max-header-bytes %d: must be positive", l.MaxHeaderBytes)
 	check(l.MaxConcurrentRequests > 0, "--max-concurrent-requests %d: must be positive", l.MaxConcurrentRequests)
+	check(l.MaxFollowers > 0, "--max-followers %d: must be positive", l.MaxFollowers)
+	check(l.MaxFollowersPerCaller > 0, "--max-followers-per-token %d: must be positive", l.MaxFollowersPerCaller)
+	check(l.MaxImports > 0, "--max-imports %d: must be positive", l.MaxImports)
+	check(l.MaxImportsPerCaller > 0, "--max-imports-per-token %d: must be positive", l.MaxImportsPerCaller)
 	check(l.MaxConnections >= 0, "--max-connections %d: must not be negative (0 derives it from the file limit)", l.MaxConnections)
 	return errors.Join(errs...)
 }

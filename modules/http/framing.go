@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
@@ -123,6 +124,59 @@ func (c *framingConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// Lingering close. An answer given before the request's body was read (a
+// 413 for a body over the limit, a 401, a 415) closes the connection while
+// the client may still be sending. Closed with bytes unread, the
+// connection is reset, and a client that sends its whole request before
+// reading the answer (most do, and Go's client reports its failed write
+// rather than the answer) never sees the answer: a reset can also drop the
+// answer from the client's buffers. net/http only waits half a second
+// before it closes. So a connection that closes in the middle of a
+// request's body first reads and discards the rest of that body (RFC 9112
+// §9.6), up to LingerMaxBytes and for at most LingerFor, after a
+// half-close that tells the client the answer is complete; then it
+// closes. This happens in the background, so that the server's own
+// goroutine for the connection (or its Close) never waits for it; the
+// connection counts against --max-connections until it is closed.
+const (
+	LingerFor      = 5 * time.Second
+	LingerMaxBytes = 16 << 20
+)
+
+// Close closes the connection, lingering first when a request's body is
+// unfinished (see above).
+func (c *framingConn) Close() error {
+	c.mu.Lock()
+	mid := c.scan.inBody()
+	c.mu.Unlock()
+	if !mid {
+		return c.Conn.Close()
+	}
+	go c.linger()
+	return nil
+}
+
+// linger reads and drops the rest of the body being received, then closes.
+func (c *framingConn) linger() {
+	defer c.Conn.Close()
+	_ = c.CloseWrite()
+	if c.Conn.SetReadDeadline(time.Now().Add(LingerFor)) != nil {
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for read := 0; read < LingerMaxBytes; {
+		n, err := c.Conn.Read(buf)
+		read += n
+		c.mu.Lock()
+		c.scan.feed(buf[:n], &c.record)
+		mid := c.scan.inBody()
+		c.mu.Unlock()
+		if !mid || err != nil {
+			return
+		}
+	}
 }
 
 // Scanner states.
@@ -340,6 +394,16 @@ func (s *framingScanner) endHead(rec *framingRecord) {
 	case hasCL && n > 0:
 		s.state, s.remain = inBody, n
 	}
+}
+
+// inBody reports whether the scanner is inside a request's body: bytes
+// of it are still to come.
+func (s *framingScanner) inBody() bool {
+	switch s.state {
+	case inBody, inChunkSize, inChunkData, inChunkEnd, inTrailer:
+		return true
+	}
+	return false
 }
 
 // lose gives up following the connection: from the next request on, each

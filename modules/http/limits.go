@@ -32,6 +32,18 @@ func withDefaults(l Limits) Limits {
 	if l.MaxConcurrentRequests <= 0 {
 		l.MaxConcurrentRequests = d.MaxConcurrentRequests
 	}
+	if l.MaxFollowers <= 0 {
+		l.MaxFollowers = d.MaxFollowers
+	}
+	if l.MaxFollowersPerCaller <= 0 {
+		l.MaxFollowersPerCaller = d.MaxFollowersPerCaller
+	}
+	if l.MaxImports <= 0 {
+		l.MaxImports = d.MaxImports
+	}
+	if l.MaxImportsPerCaller <= 0 {
+		l.MaxImportsPerCaller = d.MaxImportsPerCaller
+	}
 	if l.MaxConnections <= 0 {
 		l.MaxConnections = DefaultMaxConnections()
 	}

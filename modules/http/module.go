@@ -41,7 +41,7 @@ func limits(cfg Config) httpapi.Limits { return cfg.Limits }
 func stopping(rd *Readiness) httpapi.Stopping { return rd.Stopping() }
 
 func newShedder(cfg Config, reg prometheus.Registerer) (*Shedder, error) {
-	return NewShedder(withDefaults(cfg.Limits).MaxConcurrentRequests, reg)
+	return NewShedderFor(cfg.Limits, reg)
 }
 
 func register(lc fx.Lifecycle, s *Servers, sd fx.Shutdowner) {

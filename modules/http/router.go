@@ -61,9 +61,9 @@ func NewRouter(routes []httpapi.Route) *Router {
 }
 
 // handle registers rt on m, serving HEAD wherever GET is served, as HTTP
-// requires (RFC 9110 9.1). The handler sees a HEAD as the GET it stands
-// for, so that handlers which check the method answer it too; net/http,
-// which knows the request is a HEAD, sends only the headers.
+// requires (RFC 9110 9.1), through the GET handler (head.go): net/http,
+// which knows the request is a HEAD, sends only the headers, and the
+// answer ends with them.
 func handle(m *mux.Router, rt httpapi.Route) *mux.Route {
 	if rt.Method != http.MethodGet {
 		return m.Handle(rt.Path, rt.Handler).Methods(rt.Method)
@@ -71,9 +71,8 @@ func handle(m *mux.Router, rt httpapi.Route) *mux.Route {
 	get := rt.Handler
 	return m.Handle(rt.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
-			asGet := *r
-			asGet.Method = http.MethodGet
-			r = &asGet
+			serveHead(get, w, r)
+			return
 		}
 		get.ServeHTTP(w, r)
 	})).Methods(http.MethodGet, http.MethodHead)
@@ -93,6 +92,7 @@ type resolved struct {
 	handler http.Handler
 	vars    map[string]string
 	body    eofReader
+	lasting bool // moved out of the concurrency cap's slots (Shedder.Last)
 }
 
 // Value implements context.Context.

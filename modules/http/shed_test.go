@@ -183,3 +183,75 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Fatalf("%s is not registered", name)
 	return 0
 }
+
+// TestLastingAnswersLeaveTheSlots: a request that declares its answer
+// lasting (httpapi.Last) gives its slot back and takes a place of its
+// kind: a caller over its share is answered 429, any caller over the total
+// 503, both with Retry-After; the ordinary requests find the slot free
+// meanwhile, and the places come back when the answers end.
+func TestLastingAnswersLeaveTheSlots(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	shed, err := NewShedderFor(Limits{MaxConcurrentRequests: 1, MaxFollowers: 3, MaxFollowersPerCaller: 2, MaxImports: 1, MaxImportsPerCaller: 1}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHolder()
+	follow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		end, ok := httpapi.Last(w, r, httpapi.Follow, r.Header.Get("X-Caller"))
+		if !ok {
+			return
+		}
+		defer end()
+		h.ServeHTTP(w, r)
+	})
+	rt := NewRouter([]httpapi.Route{
+		{Method: http.MethodGet, Path: "/follow", Handler: follow},
+		{Method: http.MethodGet, Path: "/plain", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "plain") })},
+	})
+	chain := rt.Resolve(shed.Wrap(rt.Dispatch()))
+	serve := func(path, caller string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.Header.Set("X-Caller", caller)
+		chain.ServeHTTP(w, r)
+		return w
+	}
+	var held sync.WaitGroup
+	for _, caller := range []string{"a", "a", "b"} {
+		held.Go(func() {
+			if w := serve("/follow", caller); w.Code != http.StatusOK || w.Body.String() != "done" {
+				t.Errorf("held follower of %s: %d %s", caller, w.Code, w.Body)
+			}
+		})
+		<-h.entered
+	}
+	if got := gauge(t, reg, "plantstore_http_concurrent_requests"); got != 0 {
+		t.Fatalf("slots in use with three followers: %v, want 0", got)
+	}
+	for _, tc := range []struct {
+		caller string
+		status int
+		body   string
+	}{
+		{"a", http.StatusTooManyRequests, `{"error":429,"message":"this token has 2 change streams and long polls open, as many as one token may; end one first"}`},
+		{"c", http.StatusServiceUnavailable, `{"error":503,"message":"the server has 3 change streams and long polls open, as many as it serves at once; retry later"}`},
+	} {
+		w := serve("/follow", tc.caller)
+		if w.Code != tc.status || w.Body.String() != tc.body || w.Header().Get("Retry-After") != "1" {
+			t.Fatalf("follower of %s over the caps: %d Retry-After=%q %s; want %d %s", tc.caller, w.Code, w.Header().Get("Retry-After"), w.Body, tc.status, tc.body)
+		}
+	}
+	for i := range 3 {
+		if w := serve("/plain", "a"); w.Code != http.StatusOK || w.Body.String() != "plain" {
+			t.Fatalf("ordinary request %d beside the followers, one slot: %d %s", i, w.Code, w.Body)
+		}
+	}
+	close(h.release)
+	held.Wait()
+	if w := serve("/follow", "a"); w.Code != http.StatusOK {
+		t.Fatalf("a follower once the others ended: %d %s", w.Code, w.Body)
+	}
+	if got := gauge(t, reg, "plantstore_http_concurrent_requests"); got != 0 {
+		t.Fatalf("slots in use at the end: %v, want 0", got)
+	}
+}

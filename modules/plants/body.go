@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"sync"
@@ -23,26 +22,6 @@ func putBuffer(b *bytes.Buffer) {
 	if b.Cap() <= 64<<10 { // a rare huge body should not pin its memory in the pool
 		buffers.Put(b)
 	}
-}
-
-// checkJSONContentType answers 415 and returns false unless the request
-// declares application/json (parameters such as charset are allowed).
-func checkJSONContentType(w http.ResponseWriter, r *http.Request) bool {
-	ct := r.Header.Get("Content-Type")
-	if ct == "application/json" {
-		return true
-	}
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
-		return true
-	}
-	msg := "Content-Type must be application/json"
-	if ct == "" {
-		msg += "; the request has none"
-	} else {
-		msg += ", not " + strconv.Quote(ct)
-	}
-	httperr.Write(w, http.StatusUnsupportedMediaType, msg)
-	return false
 }
 
 // readBody returns the body, at most limit bytes, read into buf unless the

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-func TestCheckJSONContentType(t *testing.T) {
+func TestCheckContentType(t *testing.T) {
 	for _, tc := range []struct {
 		contentType string // "" sends none
 		ok          bool
@@ -30,6 +30,9 @@ func TestCheckJSONContentType(t *testing.T) {
 		{contentType: "application/jsonx", msg: `Content-Type must be application/json, not "application/jsonx"`},
 		{contentType: "application/json; charset", msg: `Content-Type must be application/json, not "application/json; charset"`},
 		{contentType: "application", msg: `Content-Type must be application/json, not "application"`},
+		{contentType: "application/json; charset=utf8", ok: true},
+		{contentType: "application/json; charset=iso-8859-1", msg: `the body must be UTF-8, not charset "iso-8859-1"; send it in UTF-8 as application/json`},
+		{contentType: "application/json; charset=utf-16", msg: `the body must be UTF-8, not charset "utf-16"; send it in UTF-8 as application/json`},
 	} {
 		t.Run(tc.contentType, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "/plants", nil)
@@ -37,8 +40,8 @@ func TestCheckJSONContentType(t *testing.T) {
 				req.Header.Set("Content-Type", tc.contentType)
 			}
 			rec := httptest.NewRecorder()
-			if got := checkJSONContentType(rec, req); got != tc.ok {
-				t.Fatalf("checkJSONContentType(%q) = %v, want %v", tc.contentType, got, tc.ok)
+			if got := checkContentType(rec, req, jsonContentType); got != tc.ok {
+				t.Fatalf("checkContentType(%q) = %v, want %v", tc.contentType, got, tc.ok)
 			}
 			if tc.ok {
 				if rec.Body.Len() != 0 {

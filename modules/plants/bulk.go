@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -102,9 +101,16 @@ type pending struct {
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
-	if !checkNDJSONHeaders(w, r) {
+	if !checkBodyHeaders(w, r, NDJSONContentType) {
 		return
 	}
+	// A stream lasts as long as its client sends: it leaves the shared
+	// request slots for the imports' own, capped per token.
+	end, ok := httpapi.Last(w, r, httpapi.Import, callerID(r))
+	if !ok {
+		return
+	}
+	defer end()
 	rc := http.NewResponseController(w)
 	// HTTP/1.1 answers before the body is read to its end only when asked:
 	// results flow while lines still arrive. HTTP/2 streams do so anyway.
@@ -405,26 +411,10 @@ func readLine(br *bufio.Reader, limit int64, buf []byte) ([]byte, error) {
 	}
 }
 
-// checkNDJSONHeaders answers 415 and returns false unless the body is
-// NDJSON, declared once, without a content coding (as checkBodyHeaders
-// does for a single create).
-func checkNDJSONHeaders(w http.ResponseWriter, r *http.Request) bool {
-	cts := r.Header["Content-Type"]
-	if n := len(cts); n > 1 {
-		httperr.Write(w, http.StatusUnsupportedMediaType,
-			"the request has "+strconv.Itoa(n)+" Content-Type headers; send one, "+NDJSONContentType)
-		return false
+// callerID is the id of the request's principal, "" without one.
+func callerID(r *http.Request) string {
+	if p := principal.FromContext(r.Context()); p != nil {
+		return p.ID
 	}
-	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != NDJSONContentType {
-		msg := "Content-Type must be " + NDJSONContentType
-		if ct == "" {
-			msg += "; the request has none"
-		} else {
-			msg += ", not " + strconv.Quote(clip(ct))
-		}
-		httperr.Write(w, http.StatusUnsupportedMediaType, msg)
-		return false
-	}
-	return checkIdentityEncoding(w, r)
+	return ""
 }

@@ -168,12 +168,14 @@ func TestBulkImportFramingErrorsEndTheStream(t *testing.T) {
 }
 
 // TestBulkImportRefusesOtherBodies: the import takes NDJSON only, declared
-// once and without a content coding, as the create takes JSON.
+// once, in UTF-8 and without a content coding, as the create takes JSON.
 func TestBulkImportRefusesOtherBodies(t *testing.T) {
 	srv := newBulkServer(t, memstore.New(), DefaultMaxBodyBytes, DefaultMaxImportBytes)
 	for ct, want := range map[string]string{
 		"application/json": `{"error":415,"message":"Content-Type must be application/x-ndjson, not \"application/json\""}`,
 		"":                 `{"error":415,"message":"Content-Type must be application/x-ndjson; the request has none"}`,
+		"application/x-ndjson; charset=iso-8859-1": `{"error":415,"message":"the body must be UTF-8, not charset \"iso-8859-1\"; send it in UTF-8 as application/x-ndjson"}`,
+		"application/x-ndjson; charset=UTF-16":     `{"error":415,"message":"the body must be UTF-8, not charset \"UTF-16\"; send it in UTF-8 as application/x-ndjson"}`,
 	} {
 		status, gotCT, got := postImport(t, srv, ct, `{"id":1,"name":"a"}`)
 		if status != http.StatusUnsupportedMediaType || gotCT != "application/json" || got != want {

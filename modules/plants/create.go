@@ -10,7 +10,7 @@ import (
 // create handles POST /plants: it answers the Plant (name, and tag when the
 // request had one), never the id, as the contract's rule 2 requires.
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
-	if !checkBodyHeaders(w, r) {
+	if !checkBodyHeaders(w, r, jsonContentType) {
 		return
 	}
 	buf := getBuffer()

@@ -123,7 +123,17 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if acceptsEventStream(r.Header) {
+	stream := acceptsEventStream(r.Header)
+	if stream || q.wait > 0 {
+		// A stream or a long poll lasts: it leaves the shared request
+		// slots for the followers' own, capped per token.
+		end, ok := httpapi.Last(w, r, httpapi.Follow, callerID(r))
+		if !ok {
+			return
+		}
+		defer end()
+	}
+	if stream {
 		f.stream(w, r, q)
 		return
 	}

@@ -77,6 +77,7 @@ func TestChangesRefusesBadQueries(t *testing.T) {
 		"/plants/changes?wait=61s":                                 `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"61s\"`,
 		"/plants/changes?wait=-1s":                                 `query parameter \"wait\" must be a duration from 0s to 1m0s such as \"30s\", not \"-1s\"`,
 		"/plants/changes?wait=1s&wait=2s":                          `query parameter \"wait\" is given 2 times; give it at most once`,
+		"/plants/changes?limit=5&limit=6":                          `query parameter \"limit\" is given 2 times; give it at most once`,
 		"/plants/changes?wait=%00":                                 `query parameter \"wait\" must not contain the character U+0000`,
 		"/plants/changes?wait=%":                                   `query string is malformed: invalid URL escape \"%\"`,
 	} {
@@ -87,6 +88,15 @@ func TestChangesRefusesBadQueries(t *testing.T) {
 	// A stream resumes from Last-Event-ID, which must be a cursor too.
 	assertAnswer(t, serveWith(api, "/plants/changes", "Accept", eventStream, "Last-Event-ID", "17"), http.StatusBadRequest,
 		`{"error":400,"message":"header \"Last-Event-ID\" must be a cursor this API gave `+seen+`, not \"17\""}`)
+	// Given twice, it is refused as a repeated parameter is, whatever the
+	// values: a proxy in front may read the other one.
+	req := httptest.NewRequest(http.MethodGet, "/plants/changes", nil)
+	req.Header.Set("Accept", eventStream)
+	req.Header.Add("Last-Event-ID", "AAAAAAAAAAAAAAAAAAAAEQ")
+	req.Header.Add("Last-Event-ID", "AAAAAAAAAAAAAAAAAAAAEQ")
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, req)
+	assertAnswer(t, w, http.StatusBadRequest, `{"error":400,"message":"header \"Last-Event-ID\" is given 2 times; give it at most once"}`)
 }
 
 // TestChangesCursorGone: a cursor older than the retention window is a 410

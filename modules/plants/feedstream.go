@@ -3,6 +3,7 @@ package plants
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -38,6 +39,10 @@ const streamWriteTimeout = 30 * time.Second
 func (f *Feed) stream(w http.ResponseWriter, r *http.Request, q changesQuery) {
 	ctx := r.Context()
 	after := q.after
+	if n := len(r.Header["Last-Event-Id"]); n > 1 { // as a repeated query parameter: never a guess which one counts
+		httperr.Write(w, http.StatusBadRequest, `header "Last-Event-ID" is given `+strconv.Itoa(n)+" times; give it at most once")
+		return
+	}
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		var err error
 		if after, err = ParseCursor(`header "Last-Event-ID"`, id); err != nil {

@@ -26,7 +26,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !checkBodyHeaders(w, r) {
+	if !checkBodyHeaders(w, r, jsonContentType) {
 		return
 	}
 	buf := getBuffer()

@@ -51,6 +51,9 @@ type deadLetterJSON struct {
 func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
 	box := s.Outbox
 	list := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuseRepeated(w, r, "limit", "endpoint") {
+			return
+		}
 		limit := 100
 		if v := r.URL.Query().Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
@@ -105,6 +108,9 @@ func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
 // or with a higher limit.
 func replayHandler(d *Dispatcher, log *zap.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuseRepeated(w, r, "since", "limit") {
+			return
+		}
 		name := mux.Vars(r)["name"]
 		q := r.URL.Query()
 		since, err := time.Parse(time.RFC3339Nano, q.Get("since"))
@@ -138,4 +144,18 @@ func replayHandler(d *Dispatcher, log *zap.Logger) http.Handler {
 		httperr.SetJSONContentType(w.Header())
 		_, _ = w.Write(body)
 	})
+}
+
+// refuseRepeated answers 400 and returns true when one of the query
+// parameters named is given more than once: which one was meant is never
+// guessed (the API's routes refuse them alike).
+func refuseRepeated(w http.ResponseWriter, r *http.Request, names ...string) bool {
+	q := r.URL.Query()
+	for _, name := range names {
+		if n := len(q[name]); n > 1 {
+			httperr.Write(w, http.StatusBadRequest, fmt.Sprintf("query parameter %q is given %d times; give it at most once", name, n))
+			return true
+		}
+	}
+	return false
 }

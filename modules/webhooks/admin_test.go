@@ -94,6 +94,8 @@ func TestTheReplayRouteAnswersExactly(t *testing.T) {
 		{"?since=2026-11-25T19:00:00Z&limit=10001", 400, `{"error":400,"message":"limit must be a whole number from 1 to 10000"}`, nil},
 		{"?since=2026-11-25T19:00:00Z&limit=0", 400, `{"error":400,"message":"limit must be a whole number from 1 to 10000"}`, nil},
 		{"?since=2026-11-25T19:00:00Z&limit=010", 400, `{"error":400,"message":"limit must be a whole number from 1 to 10000"}`, nil},
+		{"?since=2026-11-25T19:00:00Z&since=2026-11-26T19:00:00Z", 400, `{"error":400,"message":"query parameter \"since\" is given 2 times; give it at most once"}`, nil},
+		{"?since=2026-11-25T19:00:00Z&limit=5&limit=6", 400, `{"error":400,"message":"query parameter \"limit\" is given 2 times; give it at most once"}`, nil},
 		{"?since=2026-11-25T19:00:00Z&limit=", 200, `{"endpoint":"crm","replayed":3}`, &replayCall{"crm", since, 1000}},
 	} {
 		box.calls = nil

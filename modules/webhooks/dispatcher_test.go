@@ -342,6 +342,8 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 		{DeadLettersPath + "?limit=0", http.StatusBadRequest},
 		{DeadLettersPath + "?limit=01", http.StatusBadRequest},
 		{DeadLettersPath + "?endpoint=other", http.StatusOK},
+		{DeadLettersPath + "?limit=1&limit=2", http.StatusBadRequest},
+		{DeadLettersPath + "?endpoint=crm&endpoint=other", http.StatusBadRequest},
 	} {
 		resp, err := http.Get(srv.URL + c.path)
 		if err != nil {

@@ -613,9 +613,12 @@ type ClientInterface interface {
 	// `Last-Event-ID` when given (an EventSource resuming), else after
 	// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 	// while idle, and ends when the server shuts down (reconnect with
-	// the last event's id). `wait` does not apply to a stream. Each
-	// waiting request holds one of the server's concurrent requests
-	// (`--max-concurrent-requests`).
+	// the last event's id). `wait` does not apply to a stream. A
+	// stream or a waiting request holds none of the server's
+	// concurrent requests (`--max-concurrent-requests`) but one of the
+	// followers' places: a token may have `--max-followers-per-token`
+	// open (429 beyond), the server `--max-followers` (503 beyond).
+	// A HEAD answers the headers of the GET and ends.
 	ListChanges(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeletePlant performs a DELETE /plants/{id} (the `DeletePlant` operationId) request.
@@ -686,8 +689,13 @@ type ClientInterface interface {
 	// of the one before it, and each result be read within
 	// `--write-timeout`. A stream cut short (the server or the client
 	// gone) leaves committed what was committed: send the lines again,
-	// and those already stored are answered `unchanged`. A server without
-	// this operation answers 404.
+	// and those already stored are answered `unchanged`. A stream holds
+	// none of the server's concurrent requests
+	// (`--max-concurrent-requests`) but one of the imports' places: a
+	// token may have `--max-imports-per-token` open (429 beyond), the
+	// server `--max-imports` (503 beyond). The body must be UTF-8: a
+	// `charset` other than UTF-8 is a 415. A server without this
+	// operation answers 404.
 	ImportPlantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
@@ -767,9 +775,12 @@ func (c *Client) CreatePlant(ctx context.Context, body CreatePlantJSONRequestBod
 // `Last-Event-ID` when given (an EventSource resuming), else after
 // `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 // while idle, and ends when the server shuts down (reconnect with
-// the last event's id). `wait` does not apply to a stream. Each
-// waiting request holds one of the server's concurrent requests
-// (`--max-concurrent-requests`).
+// the last event's id). `wait` does not apply to a stream. A
+// stream or a waiting request holds none of the server's
+// concurrent requests (`--max-concurrent-requests`) but one of the
+// followers' places: a token may have `--max-followers-per-token`
+// open (429 beyond), the server `--max-followers` (503 beyond).
+// A HEAD answers the headers of the GET and ends.
 func (c *Client) ListChanges(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListChangesRequest(c.Server, params)
 	if err != nil {
@@ -890,8 +901,13 @@ func (c *Client) UpdatePlant(ctx context.Context, id int64, params *UpdatePlantP
 // of the one before it, and each result be read within
 // `--write-timeout`. A stream cut short (the server or the client
 // gone) leaves committed what was committed: send the lines again,
-// and those already stored are answered `unchanged`. A server without
-// this operation answers 404.
+// and those already stored are answered `unchanged`. A stream holds
+// none of the server's concurrent requests
+// (`--max-concurrent-requests`) but one of the imports' places: a
+// token may have `--max-imports-per-token` open (429 beyond), the
+// server `--max-imports` (503 beyond). The body must be UTF-8: a
+// `charset` other than UTF-8 is a 415. A server without this
+// operation answers 404.
 func (c *Client) ImportPlantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewImportPlantsRequestWithBody(c.Server, contentType, body)
 	if err != nil {
@@ -1431,9 +1447,12 @@ type ClientWithResponsesInterface interface {
 	// `Last-Event-ID` when given (an EventSource resuming), else after
 	// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 	// while idle, and ends when the server shuts down (reconnect with
-	// the last event's id). `wait` does not apply to a stream. Each
-	// waiting request holds one of the server's concurrent requests
-	// (`--max-concurrent-requests`).
+	// the last event's id). `wait` does not apply to a stream. A
+	// stream or a waiting request holds none of the server's
+	// concurrent requests (`--max-concurrent-requests`) but one of the
+	// followers' places: a token may have `--max-followers-per-token`
+	// open (429 beyond), the server `--max-followers` (503 beyond).
+	// A HEAD answers the headers of the GET and ends.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ListChangesWithResponse(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*ListChangesResponse, error)
@@ -1512,8 +1531,13 @@ type ClientWithResponsesInterface interface {
 	// of the one before it, and each result be read within
 	// `--write-timeout`. A stream cut short (the server or the client
 	// gone) leaves committed what was committed: send the lines again,
-	// and those already stored are answered `unchanged`. A server without
-	// this operation answers 404.
+	// and those already stored are answered `unchanged`. A stream holds
+	// none of the server's concurrent requests
+	// (`--max-concurrent-requests`) but one of the imports' places: a
+	// token may have `--max-imports-per-token` open (429 beyond), the
+	// server `--max-imports` (503 beyond). The body must be UTF-8: a
+	// `charset` other than UTF-8 is a 415. A server without this
+	// operation answers 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ImportPlantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportPlantsResponse, error)
@@ -2477,9 +2501,12 @@ func (c *ClientWithResponses) CreatePlantWithResponse(ctx context.Context, body 
 // `Last-Event-ID` when given (an EventSource resuming), else after
 // `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 // while idle, and ends when the server shuts down (reconnect with
-// the last event's id). `wait` does not apply to a stream. Each
-// waiting request holds one of the server's concurrent requests
-// (`--max-concurrent-requests`).
+// the last event's id). `wait` does not apply to a stream. A
+// stream or a waiting request holds none of the server's
+// concurrent requests (`--max-concurrent-requests`) but one of the
+// followers' places: a token may have `--max-followers-per-token`
+// open (429 beyond), the server `--max-followers` (503 beyond).
+// A HEAD answers the headers of the GET and ends.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) ListChangesWithResponse(ctx context.Context, params *ListChangesParams, reqEditors ...RequestEditorFn) (*ListChangesResponse, error) {
@@ -2588,8 +2615,13 @@ func (c *ClientWithResponses) UpdatePlantWithResponse(ctx context.Context, id in
 // of the one before it, and each result be read within
 // `--write-timeout`. A stream cut short (the server or the client
 // gone) leaves committed what was committed: send the lines again,
-// and those already stored are answered `unchanged`. A server without
-// this operation answers 404.
+// and those already stored are answered `unchanged`. A stream holds
+// none of the server's concurrent requests
+// (`--max-concurrent-requests`) but one of the imports' places: a
+// token may have `--max-imports-per-token` open (429 beyond), the
+// server `--max-imports` (503 beyond). The body must be UTF-8: a
+// `charset` other than UTF-8 is a 415. A server without this
+// operation answers 404.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) ImportPlantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportPlantsResponse, error) {

@@ -29,6 +29,13 @@ type Limits struct {
 	// connections wait in the kernel's accept queue (see the http module's
 	// conncap.go). Zero derives it from the file limit.
 	MaxConnections int
+	// MaxFollowers caps the change streams and long polls open at once, of
+	// all callers, and MaxFollowersPerCaller those of one caller (see
+	// Last); they hold none of the MaxConcurrentRequests slots.
+	MaxFollowers, MaxFollowersPerCaller int
+	// MaxImports and MaxImportsPerCaller cap the bulk import streams open
+	// at once, in total and for one caller.
+	MaxImports, MaxImportsPerCaller int
 }
 
 // DefaultLimits are the limits of a server whose Config leaves them zero,
@@ -54,6 +61,13 @@ type Limits struct {
 //     while it is decoded, so the product of the two (256 MiB by default)
 //     is what a burst of the largest bodies can take; lower either flag
 //     where the memory limit is tight.
+//   - 256 followers in total, 16 per caller: a follower costs a goroutine
+//     and a read of the log per change, and a client rarely needs more
+//     than a few streams (one per copy it keeps); 16 callers with their
+//     full share still leave room.
+//   - 16 imports in total, 2 per caller: an import keeps up to 256
+//     creates of its own in flight, which keeps the store's batches full;
+//     a few at once already go at the store's speed, more only queue.
 var DefaultLimits = Limits{
 	ReadHeaderTimeout:     5 * time.Second,
 	ReadTimeout:           30 * time.Second,
@@ -61,4 +75,8 @@ var DefaultLimits = Limits{
 	IdleTimeout:           120 * time.Second,
 	MaxHeaderBytes:        64 << 10,
 	MaxConcurrentRequests: 256,
+	MaxFollowers:          256,
+	MaxFollowersPerCaller: 16,
+	MaxImports:            16,
+	MaxImportsPerCaller:   2,
 }

@@ -23,6 +23,9 @@ type Record struct {
 	Template string
 	// Requires is the matched route's Route.Requires.
 	Requires string
+	// Lasting is where a lasting answer goes (see Last); the concurrency
+	// cap sets it as it admits the request.
+	Lasting LastingLimiter
 
 	tracker       AnswerTracker
 	attachedKey   any
