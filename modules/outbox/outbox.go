@@ -76,7 +76,7 @@ type Event struct {
 
 // Row is one event for one endpoint, as a change's commit writes it. A
 // Leased row is written claimed by its writer, which attempts it at once;
-// only a store that claims as it writes (see Plan) writes one so.
+// only a store that claims as it writes (see Planner) writes one so.
 type Row struct {
 	ID       string       // the webhook-id: NewID()
 	Plant    int64        // the plant whose change the event announces

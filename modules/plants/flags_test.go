@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,7 +58,7 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	}
 	c.Store, c.MaxBodyBytes, c.ChangesRetention = StoreBolt, 0, 59*time.Second
 	got := parts(c.Validate())
-	want = []string{"--max-body-bytes 0: must be positive", "--changes-retention 59s: must be at least 1m0s", "--data-dir must not be empty", "--postgres-max-conns 0: want a positive number"}
+	want = []string{"--max-body-bytes 0: must be positive", "--changes-retention 59s: must be at least 1m0s, or 0 to keep every change", "--data-dir must not be empty", "--postgres-max-conns 0: want a positive number"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Validate = %q, want %q", got, want)
 	}
@@ -68,5 +69,35 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	var none interface{ Unwrap() []error }
 	if !errors.As(c.Validate(), &none) {
 		t.Fatal("Validate's problems are not errors.Join's parts")
+	}
+}
+
+// --changes-retention=0 keeps every change (each store's own test shows
+// that its zero retention prunes nothing); a negative or a short one is
+// refused.
+func TestChangesRetentionZeroKeepsEverything(t *testing.T) {
+	for _, tc := range []struct {
+		arg  string
+		want time.Duration
+		err  string
+	}{
+		{"0", 0, ""},
+		{"1m", time.Minute, ""},
+		{"-1m", -time.Minute, "--changes-retention -1m0s: must be at least 1m0s, or 0 to keep every change"},
+		{"1ms", time.Millisecond, "--changes-retention 1ms: must be at least 1m0s, or 0 to keep every change"},
+	} {
+		var c Config
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		c.RegisterFlags(fs)
+		if err := fs.Parse([]string{"--changes-retention=" + tc.arg}); err != nil {
+			t.Fatal(err)
+		}
+		if c.ChangesRetention != tc.want {
+			t.Errorf("--changes-retention=%s set %v, want %v", tc.arg, c.ChangesRetention, tc.want)
+		}
+		got := strings.Join(parts(c.Validate()), "; ")
+		if got != tc.err {
+			t.Errorf("--changes-retention=%s: Validate = %q, want %q", tc.arg, got, tc.err)
+		}
 	}
 }

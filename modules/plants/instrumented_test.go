@@ -26,13 +26,13 @@ import (
 )
 
 func TestInstrumentedStoreConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) plant.Store {
+	storetest.Run(t, storetest.Subject{Open: func(t *testing.T) storetest.Store {
 		m, err := plants.NewStoreMetrics(prometheus.NewRegistry())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m.Instrument(memstore.New(), "memory", tracenoop.NewTracerProvider())
-	})
+		return storetest.Store{Plants: m.Instrument(memstore.New(), "memory", tracenoop.NewTracerProvider())}
+	}})
 }
 
 // failing is a memory store whose Create fails with err: the way to see how

@@ -34,8 +34,8 @@ type Config struct {
 	// MaxImportBytes caps one stream of the bulk create (POST /plants:import).
 	MaxImportBytes int64
 	// ChangesRetention is how long every store keeps a change in its log,
-	// and a delivered webhook event for a replay; zero, in a Config built
-	// in code, is DefaultChangesRetention.
+	// and a delivered webhook event for a replay; zero keeps them for
+	// ever, on every store (the flag's default is DefaultChangesRetention).
 	ChangesRetention time.Duration
 
 	Bolt     boltstore.Config
@@ -144,9 +144,6 @@ type Stores struct {
 func OpenStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (Stores, error) {
 	var out Stores
 	retention := cfg.ChangesRetention
-	if retention == 0 {
-		retention = DefaultChangesRetention
-	}
 	switch cfg.Store {
 	case StoreMemory:
 		s := memstore.NewWithOptions(memstore.Options{ChangesRetention: retention})

@@ -50,8 +50,8 @@ type Dispatcher struct {
 	log     *zap.Logger
 
 	// subscribed names the endpoints each kind of change is announced to;
-	// the store's plan (planRows) reads it in every commit that changes
-	// plants.
+	// the store's planner (Plan, handoff.go) reads it in every commit
+	// that changes plants.
 	subscribed atomic.Pointer[subscriptions]
 
 	initial File // the file as read at construction, applied by Start

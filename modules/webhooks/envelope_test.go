@@ -110,7 +110,7 @@ endpoints:
 	}
 	d := NewDispatcher(testConfig(), nil, f, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
 	tag := "<tropical>"
-	rows, written := d.planRows([]changes.Change{
+	rows, written := d.Plan([]changes.Change{
 		{Ctx: ctx, Kind: changes.Created, After: plant.Plant{ID: 1, Name: "Monstera é", Tag: &tag}},
 		{Ctx: ctx, Kind: changes.Replaced, Before: plant.Plant{ID: 2, Name: "a"}, After: plant.Plant{ID: 2, Name: "b"}},
 		{Ctx: ctx, Kind: changes.Deleted, Before: plant.Plant{ID: 3, Name: "c"}},

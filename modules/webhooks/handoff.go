@@ -102,12 +102,14 @@ func (d *Dispatcher) giveBack(dl outbox.Delivery, reason string) {
 	}
 }
 
-// planRows is the outbox.Plan: what a commit writes for the changes it
+var _ outbox.Planner = (*Dispatcher)(nil)
+
+// Plan implements outbox.Planner: what a commit writes for the changes it
 // may make, a row per change and endpoint subscribed to its kind. On a
 // store that claims as it writes, a row is claimed for a handoff where
 // there is room, and written hands the claimed rows of the committed
 // changes to their workers and gives back the rest of the room.
-func (d *Dispatcher) planRows(cs []changes.Change, claims bool) (rows []outbox.Row, written func(committed map[int64]changes.Committed, err error)) {
+func (d *Dispatcher) Plan(cs []changes.Change, claims bool) (rows []outbox.Row, written func(committed map[int64]changes.Committed, err error)) {
 	if len(cs) == 0 || len(d.Subscribed()) == 0 {
 		return nil, nil // no event to build
 	}

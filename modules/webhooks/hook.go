@@ -58,5 +58,5 @@ func marshal(v any) []byte {
 // claims as it writes (postgres), claimed for a handoff to d where it has
 // room (see handoff.go).
 func Hook(store outbox.Store, d *Dispatcher) {
-	store.OnChange(d.cfg.lease(), d.planRows)
+	store.OnChange(d.cfg.lease(), d)
 }

@@ -93,26 +93,30 @@ type planned struct {
 	describe  bool
 }
 
-// NewWriter hooks s's outbox (lease: see outbox.Store.OnChange).
+// NewWriter hooks s's outbox (lease: see outbox.Store.OnChange): the
+// writer is its planner.
 func NewWriter(s Subject, lease time.Duration) *Writer {
 	w := &Writer{s: s}
-	s.Outbox.OnChange(lease, func(changes []changes.Change, claims bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
-		w.mu.Lock()
-		w.asked = slices.Clone(changes) // a commit run again asks again: the latest call counts
-		w.mu.Unlock()
-		var rows []outbox.Row
-		for _, c := range changes {
-			ev := w.next.event
-			if w.next.describe {
-				ev = Describe(c)
-			}
-			for _, ep := range w.next.endpoints {
-				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: ep, Event: ev, Leased: claims && w.next.leased})
-			}
-		}
-		return rows, nil
-	})
+	s.Outbox.OnChange(lease, w)
 	return w
+}
+
+// Plan implements outbox.Planner: the next write's rows.
+func (w *Writer) Plan(changes []changes.Change, claims bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
+	w.mu.Lock()
+	w.asked = slices.Clone(changes) // a commit run again asks again: the latest call counts
+	w.mu.Unlock()
+	var rows []outbox.Row
+	for _, c := range changes {
+		ev := w.next.event
+		if w.next.describe {
+			ev = Describe(c)
+		}
+		for _, ep := range w.next.endpoints {
+			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: ep, Event: ev, Leased: claims && w.next.leased})
+		}
+	}
+	return rows, nil
 }
 
 // Write creates the next plant, writing ev for endpoints in its commit,

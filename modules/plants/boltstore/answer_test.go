@@ -47,7 +47,7 @@ func TestAnswersDoNotRerunTheBatch(t *testing.T) {
 	}
 }
 
-// The ChangeHook writes in the transaction that creates a plant: it runs
+// The store's hook writes in the transaction that creates a plant: it runs
 // once per created plant, never for an identical re-create or a conflict,
 // and what it writes commits with the plant. A hook that fails fails its
 // own create, which leaves nothing behind, while the batch's other creates
@@ -62,7 +62,7 @@ func TestChangeHookWritesInTheCreatingTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	s.OnChange(func(tx *bolt.Tx, c changes.Change, _ changes.Committed) error {
+	s.hook = hookFunc(func(tx *bolt.Tx, c changes.Change, _ changes.Committed) error {
 		p := c.After
 		if p.Name == "refused" {
 			return boom
@@ -108,4 +108,11 @@ func TestChangeHookWritesInTheCreatingTransaction(t *testing.T) {
 	if _, err := s.Get(ctx, 2); !errors.Is(err, plant.ErrNotFound) {
 		t.Fatalf("Get of the refused plant = %v, want ErrNotFound", err)
 	}
+}
+
+// hookFunc is a function as the store's changeHook.
+type hookFunc func(tx *bolt.Tx, c changes.Change, committed changes.Committed) error
+
+func (f hookFunc) changed(tx *bolt.Tx, c changes.Change, committed changes.Committed) error {
+	return f(tx, c, committed)
 }

@@ -2,13 +2,13 @@ package boltstore
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/plantstore/plantstore/internal/batching"
+	"github.com/plantstore/plantstore/internal/storekit"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -67,11 +67,9 @@ type committer struct {
 	// changed says whether the transaction being applied logged a change
 	// (set by Store.logChange); owned by run.
 	changed bool
-	wakeMu  sync.Mutex
-	// wake is closed once the next commit that logged a change is on
-	// disk; nil until a wait asks for it, so that a commit nobody waits
-	// for allocates no channel.
-	wake chan struct{}
+	// durableChange wakes the change log's followers once a commit that
+	// logged a change is on disk (ChangeLog.Wait).
+	durableChange storekit.Waker
 }
 
 // Stats is what the store tells of its group commit. The ratio of the
@@ -95,26 +93,6 @@ type Stats struct {
 // Stats returns the store's group commit figures, counted since Open.
 func (s *Store) Stats() Stats {
 	return Stats{Commits: s.writes.commits.Load(), WritesCommitted: s.writes.writesCommitted.Load()}
-}
-
-// wait returns the channel closed at the next durable commit of a change.
-func (c *committer) wait() <-chan struct{} {
-	c.wakeMu.Lock()
-	defer c.wakeMu.Unlock()
-	if c.wake == nil {
-		c.wake = make(chan struct{})
-	}
-	return c.wake
-}
-
-// wakeUp closes the channel of the waiters, if any.
-func (c *committer) wakeUp() {
-	c.wakeMu.Lock()
-	defer c.wakeMu.Unlock()
-	if c.wake != nil {
-		close(c.wake)
-		c.wake = nil
-	}
 }
 
 // newCommitter builds the committer of db, whose committed transactions up
@@ -249,7 +227,7 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 			c.commits.Add(1)
 			c.writesCommitted.Add(int64(len(batch)))
 			if c.changed {
-				c.wakeUp()
+				c.durableChange.Wake()
 			}
 		}
 		for i, p := range batch {
@@ -261,4 +239,26 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 		}
 		return
 	}
+}
+
+// Update runs fn in a write transaction of the group commit, shared with
+// the creates and deletes queued with it, and returns once it is on disk.
+// Like every write, fn must depend on the transaction's state only: it may
+// run again when another write of its batch fails.
+func (s *Store) Update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) { return 0, fn(tx) })
+	return err
+}
+
+// viewDurable runs fn in a read transaction with durableTx, the id of the
+// last transaction known to be on disk: what a later one wrote (the
+// transaction fn sees may be one) could still be undone by a crash. What
+// is read to be acted on outside the file (the outbox's claims, the change
+// log's records) carries the id of the transaction that wrote it (tx.ID())
+// and is read only once written at or below durableTx. It never waits: under a
+// steady stream of writes the newest commit is nearly always still
+// syncing (bbolt lets readers see a commit before its final fdatasync
+// returns), but what came before it is on disk.
+func (s *Store) viewDurable(fn func(tx *bolt.Tx, durableTx int) error) error {
+	return s.db.View(func(tx *bolt.Tx) error { return fn(tx, int(s.writes.durable.Load())) })
 }

@@ -51,7 +51,7 @@ func (s *Store) checkCursor(tx *bolt.Tx, after changes.Cursor, pruned int64) err
 			return false, nil
 		}
 		key := versionKey(after.Version)
-		k, _ := tx.Bucket(ChangesBucket).Cursor().Seek(key)
+		k, _ := tx.Bucket(changesBucket).Cursor().Seek(key)
 		return bytes.Equal(k, key), nil
 	})
 }

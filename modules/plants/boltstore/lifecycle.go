@@ -3,7 +3,6 @@ package boltstore
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/plantstore/plantstore/modules/changes"
@@ -25,14 +24,9 @@ var ErrNotStarted = errors.New("boltstore: the store is not started: call Start 
 // signature is an Fx start hook's.
 func (s *Store) Start(context.Context) error {
 	s.writes.start()
-	s.pruner.once.Do(func() {
-		if s.cfg.ChangesRetention <= 0 {
-			return
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		s.pruner.cancel, s.pruner.done = cancel, make(chan struct{})
-		go s.prune(ctx)
-	})
+	if r := s.cfg.ChangesRetention; r > 0 {
+		s.pruner.Start(changes.PruneInterval(r), s.prune)
+	}
 	return nil
 }
 
@@ -43,38 +37,10 @@ func (c *committer) start() {
 	}
 }
 
-// pruner is the goroutine that removes what is past the retention.
-type pruner struct {
-	once   sync.Once
-	cancel context.CancelFunc // stops it; nil when none was spawned
-	done   chan struct{}      // closed when it ends
-}
-
-// prune removes, at every interval, the changes and the delivered events
-// committed before the retention window. A failed prune (a full disk, a
-// write timing out under load) is tried again at the next tick.
-func (s *Store) prune(ctx context.Context) {
-	defer close(s.pruner.done)
-	tick := time.NewTicker(changes.PruneInterval(s.cfg.ChangesRetention))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-tick.C:
-			before := now.Add(-s.cfg.ChangesRetention)
-			_, _ = s.changes.PruneChanges(ctx, before)
-			_, _ = s.outbox.Prune(ctx, before)
-		}
-	}
-}
-
-// stopPruner stops the pruner, if Start spawned one, and waits for it.
-func (s *Store) stopPruner() {
-	s.pruner.once.Do(func() {}) // a later Start spawns none
-	if s.pruner.cancel != nil {
-		s.pruner.cancel()
-		<-s.pruner.done
-		s.pruner.cancel = nil
-	}
+// prune removes the changes and the delivered events committed before the
+// retention window that ends at now.
+func (s *Store) prune(ctx context.Context, now time.Time) {
+	before := now.Add(-s.cfg.ChangesRetention)
+	_, _ = s.changes.PruneChanges(ctx, before)
+	_, _ = s.outbox.Prune(ctx, before)
 }

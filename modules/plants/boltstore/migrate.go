@@ -32,8 +32,8 @@ type migration struct {
 // release, which recorded formatKey "1" without a migration list.
 var migrations = []migration{
 	{version: 1, name: "plants and their tag index", creates: [][]byte{plantsBucket, tagsBucket}},
-	{version: 2, name: "the webhook outbox and its dead letters", creates: [][]byte{OutboxBucket, DeadLetterBucket}},
-	{version: 3, name: "the change log and the delivered webhook events", creates: [][]byte{ChangesBucket, DeliveredBucket}},
+	{version: 2, name: "the webhook outbox and its dead letters", creates: [][]byte{outboxBucket, deadLetterBucket}},
+	{version: 3, name: "the change log and the delivered webhook events", creates: [][]byte{changesBucket, deliveredBucket}},
 	{version: 4, name: "the store's history id", apply: newHistory},
 }
 

@@ -9,9 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/plantstore/plantstore/modules/changes"
-	"github.com/plantstore/plantstore/modules/changes/changestest"
 	"github.com/plantstore/plantstore/modules/outbox"
-	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -57,7 +55,7 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 			// deliveries are the last due: the stand-in of the round
 			// before has synced (here: gone) by the time this one files.
 			if notYet != nil {
-				if err := tx.Bucket(OutboxBucket).Delete(notYet); err != nil {
+				if err := tx.Bucket(outboxBucket).Delete(notYet); err != nil {
 					return err
 				}
 			}
@@ -72,7 +70,7 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 				return err
 			}
 			notYet = pendingKey("a", now, r.ID)
-			return tx.Bucket(OutboxBucket).Put(notYet, v)
+			return tx.Bucket(outboxBucket).Put(notYet, v)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -86,33 +84,4 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 			t.Fatalf("round %d: claimed %d deliveries %v, want only the one on disk", round, len(got), got)
 		}
 	}
-}
-
-func TestOutboxConformance(t *testing.T) {
-	outboxtest.Run(t, func(t *testing.T) outboxtest.Subject {
-		s, err := Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		MustStart(t, s)
-		t.Cleanup(func() { s.Close() })
-		return outboxtest.Subject{Plants: s, Outbox: s.Outbox(), Changes: s.Changes()}
-	})
-}
-
-func TestChangeLogConformance(t *testing.T) {
-	changestest.Run(t, func(t *testing.T) changestest.Subject {
-		s, err := Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		MustStart(t, s)
-		t.Cleanup(func() {
-			if err := s.Check(); err != nil {
-				t.Errorf("Check = %v", err)
-			}
-			s.Close()
-		})
-		return changestest.Subject{Plants: s, Changes: s.Changes()}
-	})
 }

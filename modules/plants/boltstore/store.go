@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/plantstore/plantstore/internal/storekit"
 	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -26,38 +27,37 @@ var (
 
 // Store is the bbolt plant.Store. It is safe for concurrent use.
 type Store struct {
-	db       *bolt.DB
-	writes   *committer
-	onChange ChangeHook // nil: a change writes the plant and its log record only
-	outbox   *Outbox
-	changes  *ChangeLog
-	cfg      Config
-	pruner   pruner
-	history  uint64 // the file's history id: see history.go
+	db      *bolt.DB
+	writes  *committer
+	hook    changeHook // nil: a change writes the plant and its log record only
+	outbox  *Outbox
+	changes *ChangeLog
+	cfg     Config
+	pruner  storekit.Pruner // past the retention: see lifecycle.go
+	history uint64          // the file's history id: see history.go
 	// versionFloor is the least version this open gives: the clock's
 	// microseconds at the open (see history.go).
 	versionFloor int64
 }
 
-// ChangeHook writes what goes with a committed change (an outbox entry
-// announcing it, say) in the transaction that makes it, so that both are
-// on disk or neither is. It runs only for a change this transaction
-// commits, never for an identical re-create or PUT, an answer, or a DELETE
-// of a missing plant; c.Before is the plant as the transaction read it.
-// committed is what the change's log record was given. An error from it
-// is a failure of that write: the batch is re-run without it. Like every
-// write it may run more than once for one change (a batch re-run after
-// another write's failure) and must depend on the transaction's state
-// only.
-//
-// c.Ctx is the write's own, for what the hook records of its request (an
-// event's trace parent); the transaction is the committer's and outlives
-// it.
-type ChangeHook func(tx *bolt.Tx, c changes.Change, committed changes.Committed) error
-
-// OnChange sets the store's ChangeHook. Call it before the first write
-// (before Start): the committer reads it without a lock.
-func (s *Store) OnChange(h ChangeHook) { s.onChange = h }
+// changeHook writes what goes with a committed change (the outbox's
+// rows: see Outbox.OnChange) in the transaction that makes it, so that
+// both are on disk or neither is. A store has one hook.
+type changeHook interface {
+	// changed runs only for a change this transaction commits, never for
+	// an identical re-create or PUT, an answer, or a DELETE of a missing
+	// plant; c.Before is the plant as the transaction read it. committed
+	// is what the change's log record was given. An error from it is a
+	// failure of that write: the batch is re-run without it. Like every
+	// write it may run more than once for one change (a batch re-run after
+	// another write's failure) and must depend on the transaction's state
+	// only.
+	//
+	// c.Ctx is the write's own, for what the hook records of its request
+	// (an event's trace parent); the transaction is the committer's and
+	// outlives it.
+	changed(tx *bolt.Tx, c changes.Change, committed changes.Committed) error
+}
 
 // Create implements plant.Store. It returns once the plant is on disk.
 //
@@ -81,14 +81,14 @@ func (s *Store) Create(ctx context.Context, p plant.Plant) (plant.CreateResult, 
 	})
 }
 
-// changed logs a change committed in tx, and runs the ChangeHook with it:
+// changed logs a change committed in tx, and runs the hook with it:
 // the plant stored under key was before (zero for Created) and is value
 // (nil for Deleted). The plant is decoded from its value rather than
 // captured from the write's argument, and only for a hook, so that
 // without one a create allocates no plant.
 func (s *Store) changed(ctx context.Context, tx *bolt.Tx, kind changes.Kind, key []byte, before plant.Plant, value []byte) error {
 	committed, err := s.logChange(tx, kind, key, value)
-	if err != nil || s.onChange == nil {
+	if err != nil || s.hook == nil {
 		return err
 	}
 	c := changes.Change{Ctx: ctx, Kind: kind, Before: before}
@@ -97,7 +97,7 @@ func (s *Store) changed(ctx context.Context, tx *bolt.Tx, kind changes.Kind, key
 			return err
 		}
 	}
-	return s.onChange(tx, c, committed)
+	return s.hook.changed(tx, c, committed)
 }
 
 // settledOnDisk answers a create from what is on disk, when a plant is
@@ -269,7 +269,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close commits the writes already queued and closes the file.
 func (s *Store) Close() error {
-	s.stopPruner()
+	s.pruner.Stop()
 	s.writes.close()
 	return s.db.Close()
 }

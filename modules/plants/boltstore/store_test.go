@@ -37,24 +37,26 @@ func checked(t *testing.T, s *boltstore.Store) {
 	}
 }
 
+// The bolt store supports everything: an outbox, a change log, and what
+// it acknowledged survives a reopen.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) plant.Store {
-		s := open(t, t.TempDir())
-		t.Cleanup(func() { checked(t, s) })
-		return s
-	})
-}
-
-func TestDurable(t *testing.T) {
-	storetest.RunDurable(t, func(t *testing.T) func(*testing.T) plant.Store {
-		dir := t.TempDir()
-		return func(t *testing.T) plant.Store {
-			s := open(t, dir)
-			if err := s.Check(); err != nil {
-				t.Fatalf("Check after open = %v", err)
+	storetest.Run(t, storetest.Subject{
+		Supports: storetest.Supports{Outbox: true, ChangeLog: true, Durable: true},
+		Open: func(t *testing.T) storetest.Store {
+			s := open(t, t.TempDir())
+			t.Cleanup(func() { checked(t, s) })
+			return storetest.Store{Plants: s, Outbox: s.Outbox(), Changes: s.Changes()}
+		},
+		Storage: func(t *testing.T) func(*testing.T) plant.Store {
+			dir := t.TempDir()
+			return func(t *testing.T) plant.Store {
+				s := open(t, dir)
+				if err := s.Check(); err != nil {
+					t.Fatalf("Check after open = %v", err)
+				}
+				return s
 			}
-			return s
-		}
+		},
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/btree"
 
+	"github.com/plantstore/plantstore/internal/storekit"
 	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -24,9 +25,8 @@ type Store struct {
 	texts   texts
 	log     changeLog // under mu
 
-	opts      Options
-	lifecycle sync.Mutex // Start and Close
-	pruner    pruner
+	opts   Options
+	pruner storekit.Pruner // the change log's, past its retention
 }
 
 // record is one stored plant: its id and where its name and tag are.

@@ -8,21 +8,21 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/modules/changes"
-	"github.com/plantstore/plantstore/modules/changes/changestest"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
 
+// The memory store keeps a change log; it has no outbox, and nothing
+// survives its close.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(*testing.T) plant.Store { return memstore.New() })
-}
-
-func TestChangeLog(t *testing.T) {
-	changestest.Run(t, func(t *testing.T) changestest.Subject {
-		s := memstore.New()
-		t.Cleanup(func() { _ = s.Close() })
-		return changestest.Subject{Plants: s, Changes: s}
+	storetest.Run(t, storetest.Subject{
+		Supports: storetest.Supports{ChangeLog: true},
+		Open: func(t *testing.T) storetest.Store {
+			s := memstore.New()
+			t.Cleanup(func() { _ = s.Close() })
+			return storetest.Store{Plants: s, Changes: s}
+		},
 	})
 }
 
@@ -56,6 +56,29 @@ func TestChangesArePrunedPastTheRetention(t *testing.T) {
 		recs, err := s.Changes(ctx, changes.Cursor{History: s.History(), Version: 1}, 10)
 		if err != nil || len(recs) != 1 || recs[0].Plant.Name != "new" {
 			t.Fatalf("after the pruned change: %+v, %v; want the new create", recs, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A zero retention (--changes-retention=0) keeps every change: Start
+// spawns no pruner, and a change a thousand days old is still there.
+func TestZeroRetentionKeepsEveryChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := memstore.NewWithOptions(memstore.Options{ChangesRetention: 0})
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1000 * 24 * time.Hour)
+		synctest.Wait()
+		if recs, err := s.Changes(ctx, changes.Cursor{}, 10); err != nil || len(recs) != 1 || recs[0].Plant.Name != "old" {
+			t.Fatalf("after a thousand days: %+v, %v; want the change kept", recs, err)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)

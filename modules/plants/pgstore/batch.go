@@ -55,9 +55,12 @@ RETURNING id, name, tag)`
 	storedSQL = `SELECT id, name, tag FROM plants WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`
 )
 
-// batchSQL is the create statement without a CreateHook: one statement
-// for one create or many.
-var batchSQL = changeSQL(insertCTE, "created", changes.Created, "")
+// createStatement is the create: one statement for one create or many;
+// batchSQL is it without the hook's writes.
+var (
+	createStatement = newChangeStatement(insertCTE, "created", changes.Created, 3)
+	batchSQL        = createStatement.plain
+)
 
 type pendingCreate struct {
 	ctx   context.Context
@@ -293,47 +296,32 @@ func (b *batcher) run(conn *pgx.Conn, batch []*pendingCreate) {
 // insertBatch inserts the batch's plants whose id is free, in one
 // statement on conn, and returns their ids.
 func (s *Store) insertBatch(ctx context.Context, conn *pgx.Conn, batch []*pendingCreate) (map[int64]changes.Committed, error) {
-	creating := make([]Creating, len(batch))
+	creating := make([]changes.Change, len(batch))
 	for i, pc := range batch {
-		creating[i] = Creating{Ctx: pc.ctx, Plant: pc.p}
+		creating[i] = changes.Change{Ctx: pc.ctx, Kind: changes.Created, After: pc.p}
 	}
 	return s.insert(ctx, conn, creating)
 }
 
-// insert inserts the plants whose id is free, each logged as a change,
-// with the CreateHook's writes, in one statement on conn, and returns
-// their ids with what their commit gave them. On an error the ids read so
-// far say nothing: the statement's end (its commit) was not seen, or its
-// commit's wait for replication was canceled.
-func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []Creating) (map[int64]changes.Committed, error) {
+// insert inserts the plants created (Created changes) whose id is free,
+// each logged as a change, with the hook's writes, in one statement on
+// conn, and returns their ids with what their commit gave them. On an
+// error the ids read so far say nothing: the statement's end (its commit)
+// was not seen, or its commit's wait for replication was canceled.
+func (s *Store) insert(ctx context.Context, conn *pgx.Conn, creating []changes.Change) (map[int64]changes.Committed, error) {
 	ids := make([]int64, len(creating))
 	names := make([]string, len(creating))
 	tags := make([]*string, len(creating))
 	for i, c := range creating {
-		ids[i], names[i], tags[i] = c.Plant.ID, c.Plant.Name, c.Plant.Tag
+		ids[i], names[i], tags[i] = c.After.ID, c.After.Name, c.After.Tag
 	}
-	sql, args := batchSQL, []any{ids, names, tags}
-	var done func(map[int64]changes.Committed, error)
-	if s.onCreate != nil {
-		var hookArgs []any
-		if hookArgs, done = s.onCreate.Args(creating); hookArgs != nil {
-			sql, args = s.hookedSQL, append(args, hookArgs...)
-		}
-	}
+	// Unlike the other changes, a create runs outside commit (a lane holds
+	// its connection), so it counts a canceled wait for replication itself.
 	var created map[int64]changes.Committed
 	err := s.checked(conn, func(conn *pgx.Conn) (err error) {
-		created, err = queryCommitted(ctx, conn, sql, args, len(creating))
+		created, err = s.change(ctx, conn, createStatement, []any{ids, names, tags}, creating)
 		return err
 	})
-	if err != nil {
-		created = nil
-	}
-	if len(created) > 0 {
-		s.announce()
-	}
-	if done != nil {
-		done(created, err)
-	}
 	return created, err
 }
 

@@ -127,7 +127,7 @@ func BenchmarkUnchanged(b *testing.B) {
 // BenchmarkCreate measures creates, each committed (its WAL flushed)
 // before it returns, from 1 and from 32 concurrent callers: alone, a
 // create is one statement; under load, queued creates share one (see
-// batch.go). Each create also logs its change (see changes.go).
+// batch.go). Each create also logs its change (see statement.go).
 //
 //	go test -run '^$' -bench Create ./modules/plants/pgstore
 func BenchmarkCreate(b *testing.B) {

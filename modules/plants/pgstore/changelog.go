@@ -15,7 +15,7 @@ import (
 )
 
 // The change log (changes.ChangeLog) is the table plant_changes, which every
-// change statement writes (see changes.go). A change is shown once every
+// change statement writes (see statement.go). A change is shown once every
 // transaction that could commit before it has ended: its transaction id is
 // below the reading snapshot's xmin. Transaction ids are assigned at a
 // transaction's first write, not at its commit, so a change of an older
@@ -200,7 +200,7 @@ func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 // Wait implements changes.ChangeLog: the channel closes at the next change
 // this process commits, or one any replica commits whose notification the
 // store's listener (see Start) hears.
-func (s *Store) Wait() <-chan struct{} { return s.changed.wait() }
+func (s *Store) Wait() <-chan struct{} { return s.changed.Wait() }
 
 // PruneChanges implements changes.ChangeLog, in statements of at most
 // pruneBatch changes, the oldest first.
@@ -237,32 +237,8 @@ func (s *Store) pruneHeads(ctx context.Context) (int, error) {
 	}
 }
 
-// waker is a channel closed and replaced at each change.
-type waker struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (w *waker) wait() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ch == nil {
-		w.ch = make(chan struct{})
-	}
-	return w.ch
-}
-
-func (w *waker) wake() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ch != nil {
-		close(w.ch)
-		w.ch = nil // the next wait makes the next one
-	}
-}
-
-// backgroundTasks are the goroutines Start spawns for the change log: the
-// listener, the notifier and the pruner. Close stops them.
+// backgroundTasks are the goroutines Start spawns for the change log's
+// followers: the listener and the notifier. Close stops them.
 type backgroundTasks struct {
 	once    sync.Once
 	stopped sync.Once
@@ -271,13 +247,12 @@ type backgroundTasks struct {
 	listens atomic.Int64 // LISTEN connections the listener made: see Stats
 }
 
-// startBackground spawns the listener, the notifier and the pruner, once.
+// startBackground spawns the listener and the notifier, once.
 func (s *Store) startBackground() {
 	s.background.once.Do(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.background.cancel = cancel
 		s.background.done.Go(func() { s.listen(ctx) })
-		s.background.done.Go(func() { s.prune(ctx) })
 		s.background.done.Go(func() { s.notify(ctx) })
 	})
 }
@@ -299,8 +274,8 @@ func (b *backgroundTasks) stop() {
 const listenRetry = time.Second
 
 // listen holds one connection, outside the pool, listening on
-// notifyChannel, and wakes the store's waiters at each notification (the
-// change statements of every replica notify it at their commit). It
+// notifyChannel, and wakes the store's waiters at each notification (every
+// replica's notifier sends one after its changes commit: see notify). It
 // reconnects when the connection fails; once connected it wakes the
 // waiters, who may have missed a change meanwhile.
 func (s *Store) listen(ctx context.Context) {
@@ -326,32 +301,43 @@ func (s *Store) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
-	s.changed.wake()
+	s.changed.Wake()
 	s.background.listens.Add(1)
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return err
 		}
-		s.changed.wake()
+		s.changed.Wake()
 	}
 }
 
-// prune removes, every pruneEvery, the change log's records and the
-// outbox's delivered events older than the retention.
-func (s *Store) prune(ctx context.Context) {
-	ticker := time.NewTicker(changes.PruneInterval(s.retention))
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		before := time.Now().Add(-s.retention)
-		// A failure is retried at the next tick: what is left to prune
-		// waits, and takes nothing from anyone meanwhile.
+// headsPruneInterval is how often the pruner runs without a retention:
+// the change log and the outbox keep everything then, but the plant heads
+// no change to come needs are still removed.
+const headsPruneInterval = time.Minute
+
+// startPruner spawns the pruner (see prune): every tenth of the retention,
+// or every headsPruneInterval without one.
+func (s *Store) startPruner() {
+	every := headsPruneInterval
+	if s.retention > 0 {
+		every = changes.PruneInterval(s.retention)
+	}
+	s.pruner.Start(every, s.prune)
+}
+
+// prune removes the plant heads no change to come needs and, with a
+// retention, the change log's records and the outbox's delivered events
+// older than the retention at now.
+func (s *Store) prune(ctx context.Context, now time.Time) {
+	// A failure is retried at the next tick: what is left to prune waits,
+	// and takes nothing from anyone meanwhile.
+	before := now.Add(-s.retention)
+	if s.retention > 0 {
 		_, _ = s.PruneChanges(ctx, before)
-		_, _ = s.pruneHeads(ctx)
+	}
+	_, _ = s.pruneHeads(ctx)
+	if s.retention > 0 {
 		_, _ = s.Outbox().Prune(ctx, before)
 	}
 }

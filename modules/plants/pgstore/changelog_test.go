@@ -417,7 +417,7 @@ func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
 	}
 	var heard []told
 	duplicate := false
-	s.Outbox().OnChange(hour, func(cs []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
+	s.Outbox().OnChange(hour, outbox.PlanFunc(func(cs []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
 		var rows []outbox.Row
 		for _, c := range cs {
 			id := outbox.NewID()
@@ -427,7 +427,7 @@ func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
 			}
 		}
 		return rows, func(committed map[int64]changes.Committed, err error) { heard = append(heard, told{committed, err}) }
-	})
+	}))
 	fern := plant.Plant{ID: 1, Name: "fern"}
 	if _, err := s.Create(ctx, fern); err != nil {
 		t.Fatal(err)
@@ -505,5 +505,26 @@ func TestThePrunerRemovesOldChanges(t *testing.T) {
 	}
 	if recs := changesOf(t, s, h); len(recs) != 0 {
 		t.Fatalf("after the head of a pruned log: %v", spellRecords(recs))
+	}
+}
+
+// A zero retention (--changes-retention=0) keeps every change: the
+// pruner's round removes nothing from the log, however old.
+func TestZeroRetentionKeepsEveryChange(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema), ChangesRetention: 0})
+	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "fern"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE plant_changes SET at = at - interval '1000 days'`); err != nil {
+		t.Fatal(err)
+	}
+	// Shown once the cluster's older transactions (other tests') end;
+	// once shown, it stays shown.
+	waitFor(t, "the change shown", func() bool { return len(changesOf(t, s, changes.Cursor{})) == 1 })
+	s.prune(ctx, time.Now())
+	recs, err := s.Changes(ctx, changes.Cursor{}, 10)
+	if err != nil || len(recs) != 1 || recs[0].Plant.Name != "fern" {
+		t.Fatalf("after a prune of a change 1000 days old: %v, %v; want it kept", spellRecords(recs), err)
 	}
 }

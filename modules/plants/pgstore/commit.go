@@ -160,20 +160,20 @@ func (s *Store) Stats() Stats {
 // checked runs fn, statements that may commit, on conn, and fails it with
 // errUnreplicated if the server warned that a commit's wait was canceled.
 func (s *Store) checked(conn *pgx.Conn, fn func(*pgx.Conn) error) error {
-	err := Replicated(conn, fn)
+	err := replicated(conn, fn)
 	if errors.Is(err, errUnreplicated) {
 		s.stats.unreplicated.Add(1)
 	}
 	return err
 }
 
-// Replicated runs fn, statements that may commit, on conn, a connection of
-// a Store's pool (Pool), and fails with an unavailable error if the server
+// replicated runs fn, statements that may commit, on conn, a connection of
+// the store's pool, and fails with an unavailable error if the server
 // warned that a commit's wait for replication was canceled: what fn read
-// or wrote may then be on the primary only. The webhooks' outbox checks
-// its claims with it, so that no event is sent on the word of a commit a
-// failover may lose.
-func Replicated(conn *pgx.Conn, fn func(*pgx.Conn) error) error {
+// or wrote may then be on the primary only. The outbox checks its claims
+// with it (Outbox.Claim), so that no event is sent on the word of a commit
+// a failover may lose.
+func replicated(conn *pgx.Conn, fn func(*pgx.Conn) error) error {
 	data := conn.PgConn().CustomData()
 	delete(data, warnedKey)
 	err := fn(conn)

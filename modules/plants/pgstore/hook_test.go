@@ -16,7 +16,7 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// The CreateHook writes in the statement that inserts plants: once for
+// The store's hook writes in the statement that inserts plants: once for
 // each plant the statement created, never for an identical re-create or a
 // conflict, whether the create ran alone or shared a statement, and its
 // done hears exactly those ids. A hook row that fails fails the shared
@@ -32,9 +32,9 @@ func TestCreateHookWritesInTheInsertingStatement(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var told []int64 // the ids done heard of, from statements that ended well
-	s.OnCreate(CreateHook{
+	s.setHook(testHook{
 		SQL: `INSERT INTO test_outbox SELECT c.id, n.name FROM created c JOIN unnest($1::bigint[], $2::text[]) AS n(id, name) ON n.id = c.id`,
-		Args: func([]Creating) ([]any, func(map[int64]changes.Committed, error)) {
+		Args: func([]changes.Change) ([]any, func(map[int64]changes.Committed, error)) {
 			return []any{}, func(created map[int64]changes.Committed, err error) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -159,9 +159,9 @@ END $$`); err != nil {
 		t.Fatal(err)
 	}
 	var failures atomic.Int64
-	s.OnCreate(CreateHook{ // the shared statement fails; the lanes' lone creates pass
+	s.setHook(testHook{ // the shared statement fails; the lanes' lone creates pass
 		SQL: `INSERT INTO test_outbox SELECT id FROM created WHERE test_not_now(cardinality($1::bigint[]))`,
-		Args: func([]Creating) ([]any, func(map[int64]changes.Committed, error)) {
+		Args: func([]changes.Change) ([]any, func(map[int64]changes.Committed, error)) {
 			return []any{}, func(_ map[int64]changes.Committed, err error) {
 				if err != nil {
 					failures.Add(1)
@@ -183,6 +183,19 @@ END $$`); err != nil {
 	if n := failures.Load(); n != 1 {
 		t.Errorf("done heard %d failed statements, want the shared one", n)
 	}
+}
+
+// testHook is a hook of the creates' own SQL (it reads created, which
+// only the create statement has).
+type testHook struct {
+	SQL  string
+	Args func(cs []changes.Change) ([]any, func(map[int64]changes.Committed, error))
+}
+
+func (h testHook) sql(int) string { return h.SQL }
+
+func (h testHook) args(cs []changes.Change) ([]any, func(map[int64]changes.Committed, error)) {
+	return h.Args(cs)
 }
 
 // errRefused stands for the check violation of a refused plant's row.

@@ -20,12 +20,13 @@ import (
 // a mistake of the program, not of the request.
 var ErrNotStarted = errors.New("pgstore: the store is not started: call Start before creating")
 
-// Start spawns the create lanes, and the change log's listener and pruner
-// (see changelog.go). It returns at once, and calling it again does
+// Start spawns the create lanes, and the change log's listener, notifier
+// and pruner (see changelog.go). It returns at once, and calling it again does
 // nothing. Its signature is an Fx start hook's.
 func (s *Store) Start(context.Context) error {
 	s.creates.start()
 	s.startBackground()
+	s.startPruner()
 	return nil
 }
 
@@ -39,7 +40,6 @@ func (b *batcher) start() {
 	}
 }
 
-// Pool is the store's connection pool, for what another module keeps in
-// the same database: the webhook outbox, whose table migration 0003 makes
-// and whose rows the CreateHook writes in the statement inserting the plant.
+// Pool is the store's connection pool, for a test in another package that
+// reads a table the store keeps (the webhook outbox's, say).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }

@@ -104,45 +104,48 @@ SELECT count(*) FROM replayed`
 )`
 )
 
-// OnChange implements outbox.Store: the hooks that write, in the statement
-// that changes plants (see changes.go), the rows plan gives for them, so
-// that a change is never committed without its events, nor an event
-// without its change. A row whose change the statement did not commit (an
-// identical re-create or replace, a conflict, a missing plant) is not
-// written. A leased row is written already claimed by its writer, for
-// lease, which then attempts it without a claim of its own: a round trip
-// and a row version fewer per event. plan's written, unless nil, is told
-// how the statement ended, with each changed plant's version and time.
-func (o *Outbox) OnChange(lease time.Duration, plan outbox.Plan) {
-	args := func(changes []changes.Change) ([]any, func(map[int64]changes.Committed, error)) {
-		rows, written := plan(changes, true)
-		if len(rows) == 0 {
-			return nil, written
-		}
-		n := len(rows)
-		plants, ids, endpoints := make([]int64, n), make([]string, n), make([]string, n)
-		bodies, parents, leased := make([][]byte, n), make([]string, n), make([]bool, n)
-		for i, r := range rows {
-			plants[i], ids[i], endpoints[i] = r.Plant, r.ID, r.Endpoint
-			bodies[i], parents[i], leased[i] = r.Event.Body, r.Event.TraceParent, r.Leased
-		}
-		return []any{plants, ids, endpoints, bodies, parents, leased, lease.Seconds()}, written
+// OnChange implements outbox.Store: the store's hook (outboxHook) writes,
+// in the statement that changes plants (see statement.go), the rows plan
+// gives for them, so that a change is never committed without its events,
+// nor an event without its change. A row whose change the statement did
+// not commit (an identical re-create or replace, a conflict, a missing
+// plant) is not written. A leased row is written already claimed by its
+// writer, for lease, which then attempts it without a claim of its own: a
+// round trip and a row version fewer per event. plan's written, unless
+// nil, is told how the statement ended, with each changed plant's version
+// and time.
+func (o *Outbox) OnChange(lease time.Duration, plan outbox.Planner) {
+	o.store.setHook(outboxHook{plan: plan, lease: lease})
+}
+
+// outboxHook is the store's writeHook with an outbox: the plan's rows.
+type outboxHook struct {
+	plan  outbox.Planner
+	lease time.Duration
+}
+
+func (h outboxHook) sql(first int) string { return pgWriteSQL(first) }
+
+func (h outboxHook) args(cs []changes.Change) ([]any, func(map[int64]changes.Committed, error)) {
+	rows, written := h.plan.Plan(cs, true)
+	if len(rows) == 0 {
+		return nil, written
 	}
-	o.store.OnCreate(CreateHook{SQL: pgWriteSQL(4), Args: func(creating []Creating) ([]any, func(map[int64]changes.Committed, error)) {
-		cs := make([]changes.Change, len(creating))
-		for i, c := range creating {
-			cs[i] = changes.Change{Ctx: c.Ctx, Kind: changes.Created, After: c.Plant}
-		}
-		return args(cs)
-	}})
-	o.store.onChange(changeHook{sql: pgWriteSQL, args: args})
+	n := len(rows)
+	plants, ids, endpoints := make([]int64, n), make([]string, n), make([]string, n)
+	bodies, parents, leased := make([][]byte, n), make([]string, n), make([]bool, n)
+	for i, r := range rows {
+		plants[i], ids[i], endpoints[i] = r.Plant, r.ID, r.Endpoint
+		bodies[i], parents[i], leased[i] = r.Event.Body, r.Event.TraceParent, r.Leased
+	}
+	return []any{plants, ids, endpoints, bodies, parents, leased, h.lease.Seconds()}, written
 }
 
 // Claim implements outbox.Outbox. The claim commits (it moves the rows' lease),
 // and that commit waits for the synchronous standbys up to a point past
 // the claimed rows' own commit: a claim that returns normally hands out
 // only events as durable as their plants. One whose wait was canceled
-// (Replicated) hands out nothing; its rows fall due again when the
+// (replicated) hands out nothing; its rows fall due again when the
 // lease passes.
 func (o *Outbox) Claim(ctx context.Context, endpoint string, max int, lease time.Duration) ([]outbox.Delivery, error) {
 	if max <= 0 {
@@ -154,7 +157,7 @@ func (o *Outbox) Claim(ctx context.Context, endpoint string, max int, lease time
 	}
 	defer conn.Release()
 	var out []outbox.Delivery
-	err = Replicated(conn.Conn(), func(conn *pgx.Conn) error {
+	err = replicated(conn.Conn(), func(conn *pgx.Conn) error {
 		rows, err := conn.Query(ctx, pgClaimSQL, endpoint, max, lease.Seconds())
 		if err != nil {
 			return err

@@ -10,25 +10,35 @@ import (
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/modules/changes"
-	"github.com/plantstore/plantstore/modules/changes/changestest"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/outbox/outboxtest"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
 
-// testOutboxConformance runs in TestOnAClusterAlone: the suite checks the
-// deliveries against the change log.
-func testOutboxConformance(t *testing.T, c *pgtest.Cluster) {
-	outboxtest.Run(t, func(t *testing.T) outboxtest.Subject {
-		s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
-		return outboxtest.Subject{Plants: s, Outbox: s.Outbox(), Changes: s}
-	})
-}
-
-// testChangeLogConformance runs in TestOnAClusterAlone.
-func testChangeLogConformance(t *testing.T, c *pgtest.Cluster) {
-	changestest.Run(t, func(t *testing.T) changestest.Subject {
-		s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
-		return changestest.Subject{Plants: s, Changes: s}
+// testConformance runs in TestOnAClusterAlone: the change log's suite
+// needs a cluster no other test writes to (see there), and the outbox's
+// checks the deliveries against the change log. The postgres store
+// supports everything: an outbox, a change log, and what it acknowledged
+// survives a reopen on its database.
+func testConformance(t *testing.T, c *pgtest.Cluster) {
+	storetest.Run(t, storetest.Subject{
+		Supports: storetest.Supports{Outbox: true, ChangeLog: true, Durable: true},
+		Open: func(t *testing.T) storetest.Store {
+			s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
+			return storetest.Store{Plants: s, Outbox: s.Outbox(), Changes: s}
+		},
+		Storage: func(t *testing.T) func(*testing.T) plant.Store {
+			url := c.NewMigratedDatabase(t, plantsSchema)
+			return func(t *testing.T) plant.Store {
+				s, err := Open(ctx, Config{URL: url})
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				mustStart(t, s)
+				return s
+			}
+		},
 	})
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/plantstore/plantstore/internal/storekit"
 	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -39,7 +40,6 @@ const (
 	DefaultMaxConns         = 16
 	DefaultConnectTimeout   = 5 * time.Second
 	DefaultStatementTimeout = 5 * time.Second
-	DefaultChangesRetention = 72 * time.Hour
 )
 
 // Config configures a Store.
@@ -67,7 +67,7 @@ type Config struct {
 	Tracer pgx.QueryTracer
 	// ChangesRetention is how long the change log keeps a change, and the
 	// outbox a delivered event (for a replay); pruned past it (see
-	// changelog.go).
+	// changelog.go). Zero keeps them for ever, as on every store.
 	ChangesRetention time.Duration
 }
 
@@ -89,59 +89,14 @@ type Store struct {
 	closing       context.Context
 	stopCommits   context.CancelFunc // ends the statements' contexts at Close
 	creates       *batcher
-	onCreate      *CreateHook   // nil: a create inserts and logs the plant only
-	hookedSQL     string        // batchSQL with onCreate's SQL
-	changeHook    *changeHook   // nil: a replace or delete writes and logs the plant only
-	changed       waker         // woken at each change this process commits
-	notifyPending chan struct{} // a change committed since the last notification (see notify)
-	retention     time.Duration
-	background    backgroundTasks // the change log's listener, notifier and pruner (see changelog.go)
-	history       atomic.Uint64   // the database's history id, read by Migrate (see history.go)
-}
-
-// CreateHook writes what goes with newly created plants (an outbox entry
-// announcing each, say) in the very statement that inserts them, so that
-// both commit or neither does, and a create still costs one round trip.
-//
-// The store runs (see changeSQL)
-//
-//	WITH created AS (INSERT INTO plants ... RETURNING id, name, tag),
-//	     head AS (INSERT INTO plant_heads ... RETURNING plant_id, tx),
-//	     logged AS (INSERT INTO plant_changes ... RETURNING plant_id, kind, version, at),
-//	     hook AS (<SQL>)
-//	SELECT plant_id, version, at ... FROM logged
-//
-// so SQL is a data-modifying statement (an INSERT ... SELECT, say) that
-// finds the plants the statement inserted in the relation created(id,
-// name, tag), and their changes' versions and times in logged: never an
-// identical re-create or a conflict. $1, $2 and $3 are the plants' ids,
-// names and tags (arrays); the hook's own placeholders start at $4.
-//
-// Args gives their values for the plants the statement may insert (nil:
-// write nothing, run the insert alone), and done, unless nil, is told how
-// the statement ended: the ids it inserted, or an error, after which it
-// may or may not have committed. A statement that fails, for a row of the
-// hook's, say, is run again one create at a time (each with Args and done
-// of its own), so that only the one at fault fails.
-type CreateHook struct {
-	SQL  string
-	Args func(creating []Creating) (args []any, done func(created map[int64]changes.Committed, err error))
-}
-
-// Creating is a plant a statement may insert, with the context of the
-// create that asked for it: a shared statement runs in the first caller's
-// context, and what the hook writes for each plant (an event's trace
-// parent) belongs to that plant's own request.
-type Creating struct {
-	Ctx   context.Context
-	Plant plant.Plant
-}
-
-// OnCreate sets the store's CreateHook. Call it before the first create
-// (before Start): the create lanes read it without a lock.
-func (s *Store) OnCreate(h CreateHook) {
-	s.onCreate = &h
-	s.hookedSQL = changeSQL(insertCTE, "created", changes.Created, h.SQL)
+	hook          writeHook                   // nil: a change writes and logs the plant only
+	hooked        map[*changeStatement]string // each change statement with the hook's SQL
+	changed       storekit.Waker              // woken at each change this process commits, or a replica's notification
+	notifyPending chan struct{}               // a change committed since the last notification (see notify)
+	retention     time.Duration               // zero keeps every change
+	background    backgroundTasks             // the change log's listener and notifier (see changelog.go)
+	pruner        storekit.Pruner             // the change log's, the outbox's and the plant heads' (see changelog.go)
+	history       atomic.Uint64               // the database's history id, read by Migrate (see history.go)
 }
 
 // New returns a store on a connection pool. It does not connect: the pool
@@ -165,9 +120,6 @@ func New(cfg Config) (*Store, error) {
 	}
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = DefaultCommitTimeout
-	}
-	if cfg.ChangesRetention <= 0 {
-		cfg.ChangesRetention = DefaultChangesRetention
 	}
 	pc.MaxConns = int32(cfg.MaxConns) //nolint:gosec // G115: checked against math.MaxInt32 above
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
@@ -307,7 +259,7 @@ func (s *Store) createOne(ctx context.Context, conn *pgx.Conn, p plant.Plant) (p
 // insertOne inserts p unless its id is taken, and reports whether it did,
 // in the statement a batch would use.
 func (s *Store) insertOne(ctx context.Context, conn *pgx.Conn, p plant.Plant) (inserted bool, err error) {
-	created, err := s.insert(ctx, conn, []Creating{{Ctx: ctx, Plant: p}})
+	created, err := s.insert(ctx, conn, []changes.Change{{Ctx: ctx, Kind: changes.Created, After: p}})
 	_, inserted = created[p.ID]
 	return inserted, err
 }
@@ -460,6 +412,7 @@ func (s *Store) Close() error {
 	s.stopCommits()
 	<-drained
 	s.background.stop()
+	s.pruner.Stop()
 	s.pool.Close()
 	return nil
 }

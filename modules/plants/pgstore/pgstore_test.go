@@ -17,7 +17,6 @@ import (
 	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/testmode"
 	"github.com/plantstore/plantstore/modules/plants/plant"
-	"github.com/plantstore/plantstore/modules/plants/storetest"
 )
 
 // TestMain starts the shared cluster and the one TestOnAClusterAlone takes
@@ -65,13 +64,6 @@ func openStore(t testing.TB, cfg Config) *Store {
 	mustStart(t, s)
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	storetest.Run(t, func(t *testing.T) plant.Store {
-		return openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
-	})
 }
 
 // show runs a SHOW on one of the store's pooled sessions.

@@ -12,7 +12,8 @@ import (
 // than alone before them, and cost one server's start between them, not
 // one each:
 //
-//   - the change log's tests: the log shows a change once every older
+//   - the change log's tests, and the conformance suite, which holds
+//     the change log's: the log shows a change once every older
 //     transaction of the cluster has ended, whatever its database, so
 //     another test's transaction (one held open, or a create in flight)
 //     would hide their changes, and the pruner keeps what the cluster's
@@ -42,8 +43,7 @@ func TestOnAClusterAlone(t *testing.T) {
 		{"AnOpenOlderTransactionHidesLaterChanges", testAnOpenOlderTransactionHidesLaterChanges},
 		{"IdenticalReplaceWritesNothing", testIdenticalReplaceWritesNothing},
 		{"PlanRowsOfAFailedChangeAreNotWritten", testPlanRowsOfAFailedChangeAreNotWritten},
-		{"OutboxConformance", testOutboxConformance},
-		{"ChangeLogConformance", testChangeLogConformance},
+		{"Conformance", testConformance},
 		{"RecoversWhenTheServerReturns", testRecoversWhenTheServerReturns},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, c) })

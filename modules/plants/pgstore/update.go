@@ -17,7 +17,7 @@ import (
 // answer "no row" is (missing plant, stale precondition, or for a replace
 // the content stored already) is read after, durably (see durableGetSQL):
 // a 412 is given on a row as durable as a fresh commit. Each write is a
-// change statement (see changes.go).
+// change statement (see statement.go).
 const existsSQL = `SELECT 1 FROM plants WHERE id = $1 FOR KEY SHARE`
 
 // Replace implements plant.Store. Its statements run as a commit (see

@@ -9,11 +9,11 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// RunDurable runs the cases only a durable store passes: what a store
+// runDurable runs the cases only a durable store passes: what a store
 // acknowledged is there after it is closed and opened again. newData makes
 // empty storage for one subtest and returns how to open it; each call of
 // open returns a new store on that same storage, which the suite closes.
-func RunDurable(t *testing.T, newData func(t *testing.T) (open func(t *testing.T) plant.Store)) {
+func runDurable(t *testing.T, newData func(t *testing.T) (open func(t *testing.T) plant.Store)) {
 	t.Helper()
 	cases := []struct {
 		name string

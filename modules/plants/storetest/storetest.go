@@ -1,5 +1,8 @@
 // Package storetest is the conformance suite every plant.Store passes:
-// memory, bolt and postgres run the same cases, so they behave alike.
+// memory, bolt and postgres run the same cases, so they behave alike. Run
+// is its one entry: a store declares what it supports, and Run runs every
+// suite that applies (the plant cases here, the durable ones, and the
+// outbox's from outboxtest, the change log's from changestest).
 package storetest
 
 import (
@@ -13,9 +16,9 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Run runs the suite. newStore returns an empty store for each subtest; the
-// caller closes it (t.Cleanup).
-func Run(t *testing.T, newStore func(t *testing.T) plant.Store) {
+// runPlants runs the plant cases. newStore returns an empty store for each
+// subtest; the caller closes it (t.Cleanup).
+func runPlants(t *testing.T, newStore func(t *testing.T) plant.Store) {
 	t.Helper()
 	cases := []struct {
 		name string

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/plantstore/plantstore/internal/storekit"
 	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
@@ -27,9 +28,8 @@ type changeLog struct {
 	// pruned is the version of the newest record removed, 0 when none
 	// was: a cursor before it is gone.
 	pruned int64
-	// wake is closed at the next change; nil until a Wait asks for it, so
-	// that a change nobody waits for allocates no channel.
-	wake chan struct{}
+	// changed wakes the followers at each change (Wait).
+	changed storekit.Waker
 }
 
 // chunkLen is how many records a chunk of the log holds.
@@ -95,10 +95,7 @@ func (s *Store) logChange(kind changes.Kind, id int64, name, tag string, hasTag 
 		c.nameLen, c.hasTag = uint32(len(name)), hasTag //nolint:gosec // G115: at most maxTextLen (checked by the writes)
 	}
 	l.push(c)
-	if l.wake != nil {
-		close(l.wake)
-		l.wake = nil
-	}
+	l.changed.Wake()
 }
 
 // record spells c as the log's reader sees it.
@@ -150,14 +147,7 @@ func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 }
 
 // Wait implements changes.ChangeLog.
-func (s *Store) Wait() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.log.wake == nil {
-		s.log.wake = make(chan struct{})
-	}
-	return s.log.wake
-}
+func (s *Store) Wait() <-chan struct{} { return s.log.changed.Wait() }
 
 // PruneChanges implements changes.ChangeLog. Records are in commit order,
 // so the pruned ones are a prefix: the scan stops at the first one kept.

@@ -30,7 +30,7 @@ func TestChangesReadOnlyWhatIsOnDisk(t *testing.T) {
 		if _, err := s.logChange(tx, changes.Created, func() []byte { k := plantKey(2); return k[:] }(), []byte{valueNoTag, 0}); err != nil {
 			return err
 		}
-		b := tx.Bucket(ChangesBucket)
+		b := tx.Bucket(changesBucket)
 		k, v := b.Cursor().Last()
 		ahead := append([]byte(nil), v...)
 		binary.BigEndian.PutUint64(ahead, uint64(tx.ID()+1<<30)) //nolint:gosec // a test's transaction id
@@ -54,10 +54,10 @@ func TestThePlanIsToldThePlantBefore(t *testing.T) {
 	ctx := context.Background()
 	s := openInternal(t)
 	var asked []changes.Change
-	s.Outbox().OnChange(time.Hour, func(changes []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
+	s.Outbox().OnChange(time.Hour, outbox.PlanFunc(func(changes []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
 		asked = append(asked, changes...)
 		return nil, nil
-	})
+	}))
 	rex := plant.Plant{ID: 1, Name: "Rex", Tag: plant.StringPtr("dog")}
 	renamed := plant.Plant{ID: 1, Name: "Max"}
 	if _, err := s.Create(ctx, rex); err != nil {
@@ -86,13 +86,13 @@ func TestRetentionPrunesChangesAndDeliveredEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		box := s.Outbox()
-		box.OnChange(time.Hour, func(changes []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
+		box.OnChange(time.Hour, outbox.PlanFunc(func(changes []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
 			var rows []outbox.Row
 			for _, c := range changes {
 				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: "a", Event: outbox.Event{Body: []byte(c.After.Name)}})
 			}
 			return rows, nil
-		})
+		}))
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -136,6 +136,52 @@ func TestRetentionPrunesChangesAndDeliveredEvents(t *testing.T) {
 	})
 }
 
+// A zero retention (--changes-retention=0) keeps every change and every
+// delivered event: Start spawns no pruner, and a thousand days later the
+// change is still in the log and its delivered event can be replayed.
+func TestZeroRetentionKeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s, err := OpenConfig(Config{DataDir: dir, ChangesRetention: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		box := s.Outbox()
+		box.OnChange(time.Hour, outbox.PlanFunc(func(changes []changes.Change, _ bool) ([]outbox.Row, func(map[int64]changes.Committed, error)) {
+			var rows []outbox.Row
+			for _, c := range changes {
+				rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: "a", Event: outbox.Event{Body: []byte(c.After.Name)}})
+			}
+			return rows, nil
+		}))
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "old"}); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := box.Claim(ctx, "a", 10, time.Hour)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("Claim = %v, %v", ds, err)
+		}
+		if err := box.Delivered(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1000 * 24 * time.Hour)
+		synctest.Wait()
+		if recs, err := s.Changes().Changes(ctx, changes.Cursor{}, 10); err != nil || len(recs) != 1 || recs[0].Plant.Name != "old" {
+			t.Fatalf("after a thousand days: %+v, %v; want the change kept", recs, err)
+		}
+		if n, err := box.Replay(ctx, "a", time.Time{}, 10); err != nil || n != 1 {
+			t.Fatalf("Replay after a thousand days = %d, %v; want the delivered event kept", n, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // A delivery filed before kinds and versions were (by migration 2's
 // build) is claimed as a create of version 0.
 func TestAnOlderDeliveryIsACreateOfNoVersion(t *testing.T) {
@@ -147,7 +193,7 @@ func TestAnOlderDeliveryIsACreateOfNoVersion(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(OutboxBucket).Put(pendingKey("a", now, "msg_old"), v)
+		return tx.Bucket(outboxBucket).Put(pendingKey("a", now, "msg_old"), v)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -88,40 +88,52 @@ RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", changes.Delete
 RETURNING id, NULL::text AS name, NULL::text AS tag)`, "removed", changes.Deleted, 3)
 )
 
-// changeHook is what the outbox writes with a replace or a delete: sql
-// with its placeholders from $first, reading logged (see changeSQL), and
-// args, asked before each statement, as CreateHook.Args is.
-type changeHook struct {
-	sql    func(first int) string
-	args   func(changes []changes.Change) (args []any, done func(committed map[int64]changes.Committed, err error))
-	hooked map[*changeStatement]string // each statement with the hook's SQL
+// writeHook is what the store writes with every change, in the change's
+// own statement, so that both commit or neither does, and a change still
+// costs one round trip: the outbox's rows (see Outbox.OnChange). A store
+// has one hook, for creates, replaces and deletes alike.
+type writeHook interface {
+	// sql is a data-modifying statement (an INSERT ... SELECT, say) with
+	// its placeholders from $first, run as the statement's last part (see
+	// changeSQL): it finds the changed plants' versions and times in
+	// logged, and on a create the inserted plants in created(id, name,
+	// tag), never an identical re-create or a conflict.
+	sql(first int) string
+	// args gives its values for the changes the statement may make (nil:
+	// write nothing, run the change alone), and done, unless nil, is told
+	// how the statement ended: the ids it changed, or an error, after
+	// which it may or may not have committed. A shared create statement
+	// that fails, for a row of the hook's, say, is run again one create at
+	// a time (each asked anew), so that only the one at fault fails.
+	args(cs []changes.Change) (args []any, done func(committed map[int64]changes.Committed, err error))
 }
 
-// onChange sets the hook of replaces and deletes. Call it before the first
-// write, as OnCreate.
-func (s *Store) onChange(h changeHook) {
-	h.hooked = make(map[*changeStatement]string)
-	for _, st := range []*changeStatement{replaceStatement, replaceMatchingStatement, deleteStatement, deleteMatchingStatement} {
-		h.hooked[st] = changeSQL(st.cte, st.written, st.kind, h.sql(st.params+1))
+// setHook sets the store's hook. Call it before the first write (before
+// Start): the writers read it without a lock.
+func (s *Store) setHook(h writeHook) {
+	s.hooked = make(map[*changeStatement]string)
+	for _, st := range []*changeStatement{createStatement, replaceStatement, replaceMatchingStatement, deleteStatement, deleteMatchingStatement} {
+		s.hooked[st] = changeSQL(st.cte, st.written, st.kind, h.sql(st.params+1))
 	}
-	s.changeHook = &h
+	s.hook = h
 }
 
 // change runs st on conn with its args, with the hook's writes for
-// the changes cs, and returns what it committed (nothing when it changed
-// nothing). It runs inside a commit (see commit.go), whose check of the
-// canceled wait's warning counts it; the hook hears the same outcome.
+// changes, and returns what it committed (nothing when it changed
+// nothing). It runs inside a commit (see commit.go) or a create lane's
+// check, whose check of the canceled wait's warning counts it; the hook
+// hears the same outcome.
 func (s *Store) change(ctx context.Context, conn *pgx.Conn, st *changeStatement, args []any, cs []changes.Change) (map[int64]changes.Committed, error) {
 	sql := st.plain
 	var done func(map[int64]changes.Committed, error)
-	if h := s.changeHook; h != nil {
+	if s.hook != nil {
 		var hookArgs []any
-		if hookArgs, done = h.args(cs); hookArgs != nil {
-			sql, args = h.hooked[st], append(args, hookArgs...)
+		if hookArgs, done = s.hook.args(cs); hookArgs != nil {
+			sql, args = s.hooked[st], append(args, hookArgs...)
 		}
 	}
 	var committed map[int64]changes.Committed
-	err := Replicated(conn, func(conn *pgx.Conn) (err error) {
+	err := replicated(conn, func(conn *pgx.Conn) (err error) {
 		committed, err = queryCommitted(ctx, conn, sql, args, len(cs))
 		return err
 	})
@@ -146,7 +158,7 @@ const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_noti
 // announce wakes this process's waiters at a change it committed, and has
 // the notifier (see Start) tell the other replicas'.
 func (s *Store) announce() {
-	s.changed.wake()
+	s.changed.Wake()
 	select {
 	case s.notifyPending <- struct{}{}:
 	default: // one is pending already: it covers this change too

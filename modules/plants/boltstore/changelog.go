@@ -27,7 +27,7 @@ import (
 // version of the newest record pruned (decimal), before which a cursor is
 // gone.
 var (
-	ChangesBucket = []byte("changes")
+	changesBucket = []byte("changes")
 	prunedKey     = []byte("changes_pruned")
 )
 
@@ -41,7 +41,7 @@ const pruneBatch = 1000
 // logChange writes the log record of a change to the plant stored under
 // key (as value; nil for Deleted) and returns its version and time.
 func (s *Store) logChange(tx *bolt.Tx, kind changes.Kind, key, value []byte) (changes.Committed, error) {
-	b := tx.Bucket(ChangesBucket)
+	b := tx.Bucket(changesBucket)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return changes.Committed{}, err
@@ -118,14 +118,14 @@ type ChangeLog struct{ store *Store }
 func (s *Store) Changes() *ChangeLog { return s.changes }
 
 // Changes implements changes.ChangeLog. It reads only what is on disk
-// (ViewDurable): a record whose transaction is still syncing waits for
+// (viewDurable): a record whose transaction is still syncing waits for
 // the next call.
 func (l *ChangeLog) Changes(ctx context.Context, after changes.Cursor, limit int) ([]changes.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var out []changes.Record
-	err := l.store.ViewDurable(func(tx *bolt.Tx, durableTx int) error {
+	err := l.store.viewDurable(func(tx *bolt.Tx, durableTx int) error {
 		pruned, err := prunedVersion(tx)
 		if err != nil {
 			return err
@@ -133,7 +133,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after changes.Cursor, limit int
 		if err := l.store.checkCursor(tx, after, pruned); err != nil {
 			return err
 		}
-		c := tx.Bucket(ChangesBucket).Cursor()
+		c := tx.Bucket(changesBucket).Cursor()
 		for k, v := c.Seek(versionKey(after.Version + 1)); k != nil && len(out) < limit; k, v = c.Next() {
 			writer, r, err := decodeChange(k, v)
 			if err != nil {
@@ -160,13 +160,13 @@ func (l *ChangeLog) Head(ctx context.Context) (changes.Cursor, error) {
 		return changes.Cursor{}, err
 	}
 	var head changes.Cursor
-	err := l.store.ViewDurable(func(tx *bolt.Tx, durableTx int) error {
+	err := l.store.viewDurable(func(tx *bolt.Tx, durableTx int) error {
 		pruned, err := prunedVersion(tx)
 		if err != nil {
 			return err
 		}
 		head = changes.Cursor{History: l.store.history, Version: pruned}
-		c := tx.Bucket(ChangesBucket).Cursor()
+		c := tx.Bucket(changesBucket).Cursor()
 		// Only the newest commit can be still syncing: a few steps back.
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			writer, r, err := decodeChange(k, v)
@@ -185,7 +185,7 @@ func (l *ChangeLog) Head(ctx context.Context) (changes.Cursor, error) {
 
 // Wait implements changes.ChangeLog: its channel closes once the next
 // commit holding a change is on disk.
-func (l *ChangeLog) Wait() <-chan struct{} { return l.store.writes.wait() }
+func (l *ChangeLog) Wait() <-chan struct{} { return l.store.writes.durableChange.Wait() }
 
 // PruneChanges implements changes.ChangeLog, in transactions of at most
 // pruneBatch records. The records are in commit order, so the pruned
@@ -197,7 +197,7 @@ func (l *ChangeLog) PruneChanges(ctx context.Context, before time.Time) (int, er
 		var n int
 		err := l.store.Update(ctx, func(tx *bolt.Tx) error {
 			n = 0 // the write may run again
-			b := tx.Bucket(ChangesBucket)
+			b := tx.Bucket(changesBucket)
 			var doomed [][]byte
 			c := b.Cursor()
 			for k, v := c.First(); k != nil && len(doomed) < pruneBatch; k, v = c.Next() {
