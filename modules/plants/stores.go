@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,8 +71,8 @@ type Kind struct {
 	serving func(cfg Config) []zap.Field
 }
 
-// Kinds returns every store this build can open.
-func Kinds() []Kind { return kinds }
+// Kinds returns every store this build can open, in the table's order.
+func Kinds() []Kind { return slices.Clone(kinds) }
 
 // LookupKind returns the kind named name (a --store value).
 func LookupKind(name string) (Kind, bool) {
