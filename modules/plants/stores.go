@@ -33,9 +33,10 @@ const (
 )
 
 // kinds is every store this build can open, in the order --store's help
-// names them. A new store is its package and a line here (and its part of
-// Config, when it has flags): the flag's choices and checks, the module,
-// plantstore migrate and the serving line all read this table.
+// names them. A new store is its package and a line here, with the
+// functions it names below (and its part of Config, when it has flags):
+// the flag's choices and checks, the module, plantstore migrate, the
+// webhooks' need of an outbox and the serving line all read this table.
 var kinds = []Kind{
 	{Name: StoreMemory, ChangeLog: true, open: openMemory},
 	{Name: StoreBolt, Outbox: true, ChangeLog: true, Durable: true, open: openBolt, migrate: migrateBolt, flags: boltFlags, validate: validateBolt, serving: servingBolt},
