@@ -178,7 +178,7 @@ func (c config) validate() error {
 // webhooksNeedAnOutbox refuses webhooks on a store that keeps no outbox
 // (memory): it has nowhere durable to keep an event until it is delivered.
 func (c config) webhooksNeedAnOutbox() error {
-	if k, ok := plants.LookupKind(c.Plants.Store); ok && !k.Outbox && c.Webhooks.File != "" {
+	if k, ok := plants.LookupStore(c.Plants.Store); ok && !k.Outbox && c.Webhooks.File != "" {
 		return webhooks.ErrNoOutbox
 	}
 	return nil

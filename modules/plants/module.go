@@ -45,7 +45,7 @@ const DefaultChangesRetention = 72 * time.Hour
 // follower must have time to read a change before it is pruned.
 const MinChangesRetention = time.Minute
 
-// Module opens the configured store (see Kinds) and contributes the API
+// Module opens the configured store (see StoreKinds) and contributes the API
 // routes and the store's readiness check. Inside the module the
 // plant.Store and the change log are the instrumented ones (fx.Decorate),
 // so the handlers, the feed and the readiness check are timed and traced.

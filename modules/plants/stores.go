@@ -32,20 +32,20 @@ const (
 	StorePostgres = "postgres"
 )
 
-// kinds is every store this build can open, in the order --store's help
+// storeKinds is every store this build can open, in the order --store's help
 // names them. A new store is its package and a line here, with the
 // functions it names below (and its part of Config, when it has flags):
 // the flag's choices and checks, the module, plantstore migrate, the
 // webhooks' need of an outbox and the serving line all read this table.
-var kinds = []Kind{
+var storeKinds = []StoreKind{
 	{Name: StoreMemory, ChangeLog: true, open: openMemory},
 	{Name: StoreBolt, Outbox: true, ChangeLog: true, Durable: true, open: openBolt, migrate: migrateBolt, flags: boltFlags, validate: validateBolt, serving: servingBolt},
 	{Name: StorePostgres, Outbox: true, ChangeLog: true, Durable: true, Replicas: true, open: openPostgres, migrate: migratePostgres, flags: postgresFlags, validate: validatePostgres, serving: servingPostgres},
 }
 
-// Kind is one store this build can open: what it supports, and how to
+// StoreKind is one store this build can open: what it supports, and how to
 // open, migrate, configure and name it.
-type Kind struct {
+type StoreKind struct {
 	// Name is the --store value, the store label of the store's metrics
 	// and the serving line's store.
 	Name string
@@ -72,23 +72,23 @@ type Kind struct {
 	serving func(cfg Config) []zap.Field
 }
 
-// Kinds returns every store this build can open, in the table's order.
-func Kinds() []Kind { return slices.Clone(kinds) }
+// StoreKinds returns every store this build can open, in the table's order.
+func StoreKinds() []StoreKind { return slices.Clone(storeKinds) }
 
-// LookupKind returns the kind named name (a --store value).
-func LookupKind(name string) (Kind, bool) {
-	for _, k := range kinds {
+// LookupStore returns the kind named name (a --store value).
+func LookupStore(name string) (StoreKind, bool) {
+	for _, k := range storeKinds {
 		if k.Name == name {
 			return k, true
 		}
 	}
-	return Kind{}, false
+	return StoreKind{}, false
 }
 
-// kindNames is the kinds' names as a sentence: "memory, bolt or postgres".
-func kindNames() string {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
+// storeNames is the kinds' names as a sentence: "memory, bolt or postgres".
+func storeNames() string {
+	names := make([]string, len(storeKinds))
+	for i, k := range storeKinds {
 		names[i] = k.Name
 	}
 	if len(names) < 2 {
@@ -100,7 +100,7 @@ func kindNames() string {
 // Opened is a store as its kind opened it, not yet started: its faces,
 // and what starts it and measures it. Close closes it.
 type Opened struct {
-	Kind    Kind
+	Kind    StoreKind
 	Store   plant.Store
 	Outbox  outbox.Store // nil for a store that keeps none
 	Changes changes.ChangeLog
@@ -113,7 +113,7 @@ type Opened struct {
 // going (after postgres's migrations), Close closes it. cfg's retention
 // and the tracer of postgres's statements are handed to the store.
 func Open(cfg Config, tp trace.TracerProvider) (*Opened, error) {
-	k, ok := LookupKind(cfg.Store)
+	k, ok := LookupStore(cfg.Store)
 	if !ok {
 		return nil, fmt.Errorf("store %q is not available in this build", cfg.Store)
 	}
@@ -148,7 +148,7 @@ func (o *Opened) RegisterMetrics(reg prometheus.Registerer) error {
 // Migrate brings the schema of the store cfg names up to date, and closes
 // it: plantstore migrate. A store that keeps no schema is refused.
 func Migrate(ctx context.Context, cfg Config) error {
-	k, ok := LookupKind(cfg.Store)
+	k, ok := LookupStore(cfg.Store)
 	if !ok || k.migrate == nil {
 		return fmt.Errorf("--store %s keeps no schema: nothing to migrate", cfg.Store)
 	}
@@ -160,7 +160,7 @@ func Migrate(ctx context.Context, cfg Config) error {
 // and name, never its password.
 func (c Config) ServingFields() []zap.Field {
 	fields := []zap.Field{zap.String("store", c.Store)}
-	if k, ok := LookupKind(c.Store); ok && k.serving != nil {
+	if k, ok := LookupStore(c.Store); ok && k.serving != nil {
 		fields = append(fields, k.serving(c)...)
 	}
 	return fields

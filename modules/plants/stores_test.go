@@ -22,7 +22,7 @@ func TestKindsSayWhatTheStoresDo(t *testing.T) {
 		Postgres: pgstore.Config{URL: "postgres://nobody@127.0.0.1:1/none"},
 	}
 	var names []string
-	for _, k := range Kinds() {
+	for _, k := range StoreKinds() {
 		names = append(names, k.Name)
 		cfg.Store = k.Name
 		o, err := Open(cfg, tracenoop.NewTracerProvider())
@@ -45,8 +45,8 @@ func TestKindsSayWhatTheStoresDo(t *testing.T) {
 	if got, want := strings.Join(names, " "), "memory bolt postgres"; got != want {
 		t.Fatalf("kinds %q, want %q", got, want)
 	}
-	if got, want := kindNames(), "memory, bolt or postgres"; got != want {
-		t.Fatalf("kindNames = %q, want %q", got, want)
+	if got, want := storeNames(), "memory, bolt or postgres"; got != want {
+		t.Fatalf("storeNames = %q, want %q", got, want)
 	}
 	cfg.Store = "sqlite"
 	if _, err := Open(cfg, tracenoop.NewTracerProvider()); err == nil || err.Error() != `store "sqlite" is not available in this build` {
