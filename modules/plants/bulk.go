@@ -53,9 +53,9 @@ type Importer struct {
 	writeTimeout time.Duration
 }
 
-// ImporterParams are what NewImporter takes from the app; the listeners'
+// importerParams are what NewImporter takes from the app; the listeners'
 // config is optional so that a test app without the http module builds.
-type ImporterParams struct {
+type importerParams struct {
 	fx.In
 
 	Handlers *Handlers
@@ -81,7 +81,7 @@ func NewImporter(h *Handlers, maxStream int64, readTimeout, writeTimeout time.Du
 	return &Importer{h: h, maxStream: maxStream, readTimeout: readTimeout, writeTimeout: writeTimeout}
 }
 
-func newImporterFromApp(p ImporterParams) *Importer {
+func newImporterFromApp(p importerParams) *Importer {
 	return NewImporter(p.Handlers, p.Config.MaxImportBytes, p.Limits.ReadTimeout, p.Limits.WriteTimeout)
 }
 
