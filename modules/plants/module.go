@@ -76,10 +76,10 @@ var Module = fx.Module("plants",
 	fx.Invoke(func(reg prometheus.Registerer, o *Opened) error { return o.RegisterMetrics(reg) }),
 )
 
-// handlersIn is what the API handlers are built from: the store, and its
+// handlersParams is what the API handlers are built from: the store, and its
 // change log for the listings' cursor (nil only where a store keeps none
 // yet).
-type handlersIn struct {
+type handlersParams struct {
 	fx.In
 
 	Config   Config
@@ -89,7 +89,7 @@ type handlersIn struct {
 	Log      *zap.Logger
 }
 
-func newHandlersFromApp(in handlersIn) (*Handlers, error) {
+func newHandlersFromApp(in handlersParams) (*Handlers, error) {
 	return NewHandlers(in.Store, in.Changes, in.Config.MaxBodyBytes, in.Registry, in.Log)
 }
 
