@@ -175,10 +175,10 @@ func (c config) validate() error {
 	)
 }
 
-// webhooksNeedAnOutbox refuses webhooks on the memory store, which has
-// nowhere durable to keep an event until it is delivered.
+// webhooksNeedAnOutbox refuses webhooks on a store that keeps no outbox
+// (memory): it has nowhere durable to keep an event until it is delivered.
 func (c config) webhooksNeedAnOutbox() error {
-	if c.Webhooks.File != "" && c.Plants.Store == plants.StoreMemory {
+	if k, ok := plants.LookupStore(c.Plants.Store); ok && !k.Outbox && c.Webhooks.File != "" {
 		return webhooks.ErrNoOutbox
 	}
 	return nil

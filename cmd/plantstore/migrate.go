@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/modules/plants"
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
 )
 
 // migrate is the "migrate" subcommand: it brings the store's schema up to
@@ -20,11 +18,12 @@ import (
 // can share the Deployment's ConfigMap; the server still migrates at start,
 // which then finds nothing to do.
 //
-// postgres applies the embedded migrations under the advisory lock, as a
-// starting replica does; bolt opens plants.db, which applies the file's own
-// upgrades under its file lock, so it fails while a server holds the file;
-// memory has no schema and is refused. Exit codes as for a start: 0 done,
-// 2 for a bad flag or a failed migration, with one line on stderr.
+// Each store migrates as its kind says (plants.Migrate): postgres applies
+// the embedded migrations under the advisory lock, as a starting replica
+// does; bolt opens plants.db, which applies the file's own upgrades under
+// its file lock, so it fails while a server holds the file; memory has no
+// schema and is refused. Exit codes as for a start: 0 done, 2 for a bad
+// flag or a failed migration, with one line on stderr.
 func migrate(args []string, stdout, stderr io.Writer) int {
 	var cfg migrateConfig
 	fs := migrateFlags(&cfg)
@@ -41,7 +40,7 @@ func migrate(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
 	defer cancel()
-	if err := migrateStore(ctx, cfg.Plants); err != nil {
+	if err := plants.Migrate(ctx, cfg.Plants); err != nil {
 		if e := noPostgresNamed(err, cfg.Plants); e != nil {
 			err = e
 		}
@@ -50,26 +49,6 @@ func migrate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "plantstore migrate: the %s store's schema is up to date\n", cfg.Plants.Store)
 	return 0
-}
-
-func migrateStore(ctx context.Context, cfg plants.Config) error {
-	switch cfg.Store {
-	case plants.StorePostgres:
-		s, err := pgstore.New(cfg.Postgres)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = s.Close() }()
-		return s.Migrate(ctx)
-	case plants.StoreBolt:
-		s, err := boltstore.Open(cfg.Bolt.DataDir)
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	default:
-		return fmt.Errorf("--store %s keeps no schema: nothing to migrate", cfg.Store)
-	}
 }
 
 // migrateConfig is what the migrate command reads from its flags.

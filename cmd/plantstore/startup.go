@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,14 +28,8 @@ func logServing(log *zap.Logger, cfg config, servers *httpserver.Servers, tracin
 		zap.String("version", info.Version),
 		zap.String("api", servers.APIAddr().String()),
 		zap.String("admin", servers.AdminAddr().String()),
-		zap.String("store", cfg.Plants.Store),
 	}
-	switch cfg.Plants.Store {
-	case plants.StoreBolt:
-		fields = append(fields, zap.String("data_dir", cfg.Plants.Bolt.DataDir))
-	case plants.StorePostgres:
-		fields = append(fields, zap.String("postgres", postgresTarget(cfg.Plants.Postgres.URL)))
-	}
+	fields = append(fields, cfg.Plants.ServingFields()...)
 	if cfg.Auth.TokensFile != "" {
 		fields = append(fields, zap.String("tokens_file", cfg.Auth.TokensFile))
 	}
@@ -58,20 +50,6 @@ func onOff(on bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// postgresTarget is the database the store connects to, as
-// user@host:port/database: the URL (or key=value string) as libpq reads
-// it, with what it leaves out from the PG* variables. The password is
-// never part of it.
-func postgresTarget(connString string) string {
-	pc, err := pgconn.ParseConfig(connString)
-	if err != nil {
-		// The start reported it already; show no part of a string that
-		// may hold a password.
-		return "unparsable --postgres-url"
-	}
-	return pc.User + "@" + net.JoinHostPort(pc.Host, strconv.Itoa(int(pc.Port))) + "/" + pc.Database
 }
 
 // startError is the one line a failed start prints: the root cause, and for

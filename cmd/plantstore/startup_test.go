@@ -78,26 +78,3 @@ func TestServingLineSaysWhatRuns(t *testing.T) {
 		t.Errorf("README's serving line has the fields %v, the program's %v", shownKeys, wantKeys)
 	}
 }
-
-// TestPostgresTarget: the serving line names the database without its
-// password, from a URL, a key=value string, or the PG* variables.
-func TestPostgresTarget(t *testing.T) {
-	for _, v := range []string{"PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGPASSWORD", "PGSERVICE", "PGSERVICEFILE"} {
-		t.Setenv(v, "")
-	}
-	for _, tc := range []struct{ conn, env, want string }{
-		{"postgres://plantstore:s3cret-pw@db.example:5433/plants?sslmode=disable", "", "plantstore@db.example:5433/plants"},
-		{"host=db.example user=plantstore password=s3cret-pw dbname=plants sslmode=disable", "", "plantstore@db.example:5432/plants"},
-		{"postgres://plantstore:s3cret-pw@[::1]:5432/plants?sslmode=disable", "", "plantstore@[::1]:5432/plants"},
-		{"", "PGHOST=/run/pg PGUSER=app PGDATABASE=shop PGPASSWORD=s3cret-pw", "app@/run/pg:5432/shop"},
-		{"postgres://plantstore:s3cret-pw@db.example:notaport/plants", "", "unparsable --postgres-url"},
-	} {
-		for kv := range strings.FieldsSeq(tc.env) {
-			k, v, _ := strings.Cut(kv, "=")
-			t.Setenv(k, v)
-		}
-		if got := postgresTarget(tc.conn); got != tc.want {
-			t.Errorf("postgresTarget(%q) with %q = %q, want %q", tc.conn, tc.env, got, tc.want)
-		}
-	}
-}

@@ -47,8 +47,8 @@ func newMiddleware(tokens *Tokens, jwt *jwtauth.Verifier, reg prometheus.Registe
 	return NewMiddleware(authns, reg)
 }
 
-// JWT is the JWT verifier and its keys, both nil when JWTs are off.
-type JWT struct {
+// jwtResult is the JWT verifier and its keys, both nil when JWTs are off.
+type jwtResult struct {
 	fx.Out
 
 	Verifier *jwtauth.Verifier
@@ -57,16 +57,16 @@ type JWT struct {
 
 // newJWT builds the JWT verifier when JWTs are on. Its keys are fetched at
 // start and refreshed until stop.
-func newJWT(cfg Config, lc fx.Lifecycle, log *zap.Logger, reg prometheus.Registerer) (JWT, error) {
+func newJWT(cfg Config, lc fx.Lifecycle, log *zap.Logger, reg prometheus.Registerer) (jwtResult, error) {
 	if !cfg.JWT.Enabled() {
-		return JWT{}, nil
+		return jwtResult{}, nil
 	}
 	keys, err := jwtauth.NewKeySource(cfg.JWT, log, reg)
 	if err != nil {
-		return JWT{}, err
+		return jwtResult{}, err
 	}
 	lc.Append(fx.Hook{OnStart: keys.Start, OnStop: keys.Stop})
-	return JWT{Verifier: jwtauth.NewVerifier(cfg.JWT, keys), Keys: keys}, nil
+	return jwtResult{Verifier: jwtauth.NewVerifier(cfg.JWT, keys), Keys: keys}, nil
 }
 
 func newRateLimit(cfg Config, reg prometheus.Registerer) (httpapi.Middleware, error) {

@@ -8,8 +8,8 @@ import (
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
-// Middlewares are the API chain's links that other modules own.
-type Middlewares struct {
+// MiddlewaresParams are the API chain's links that other modules own.
+type MiddlewaresParams struct {
 	fx.In
 
 	Tracing   httpapi.Middleware `name:"tracing"`
@@ -48,7 +48,7 @@ type Middlewares struct {
 //     starve valid clients; only authenticated requests with their body in
 //     hand, which do the expensive work (decoding, store), compete for them;
 //   - the matched handler.
-func NewAPIHandler(router *Router, m Middlewares, rec *Recoverer, shed *Shedder) http.Handler {
+func NewAPIHandler(router *Router, m MiddlewaresParams, rec *Recoverer, shed *Shedder) http.Handler {
 	h := router.Dispatch()
 	h = shed.Wrap(h)
 	h = readAhead(h)

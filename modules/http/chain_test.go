@@ -55,7 +55,7 @@ func TestAPIChainOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewAPIHandler(router, Middlewares{
+	h := NewAPIHandler(router, MiddlewaresParams{
 		Tracing:   trace.link("tracing"),
 		Metrics:   trace.link("metrics"),
 		AccessLog: trace.link("access_log"),

@@ -108,7 +108,7 @@ func TestChainShedsOnlyAuthenticatedRequests(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	chain := NewAPIHandler(router, Middlewares{Tracing: pass, Metrics: pass, AccessLog: pass, Auth: auth, RateLimit: pass, Scope: pass}, rec, shed)
+	chain := NewAPIHandler(router, MiddlewaresParams{Tracing: pass, Metrics: pass, AccessLog: pass, Auth: auth, RateLimit: pass, Scope: pass}, rec, shed)
 
 	serve := func(method, path, token string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()

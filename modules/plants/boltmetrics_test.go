@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -28,7 +29,7 @@ func TestBoltMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		reg := prometheus.NewPedanticRegistry()
-		if err := RegisterBoltMetrics(reg, s); err != nil {
+		if err := registerStoreMetrics(reg, boltMetrics(s)); err != nil {
 			t.Fatal(err)
 		}
 
@@ -72,7 +73,7 @@ func TestBoltMetrics(t *testing.T) {
 
 	// Another store configured: nothing to export.
 	empty := prometheus.NewPedanticRegistry()
-	if err := RegisterBoltMetrics(empty, nil); err != nil {
+	if err := openMemoryForMetrics(t).RegisterMetrics(empty); err != nil {
 		t.Fatal(err)
 	}
 	if families, _ := empty.Gather(); len(families) != 0 {
@@ -94,4 +95,16 @@ func gatherValues(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		got[f.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 	}
 	return got
+}
+
+// openMemoryForMetrics is the memory store as the table opens it: a store
+// with no figures of its own to export.
+func openMemoryForMetrics(t *testing.T) *Opened {
+	t.Helper()
+	o, err := Open(Config{Store: StoreMemory}, tracenoop.NewTracerProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = o.Close() })
+	return o
 }

@@ -53,9 +53,9 @@ type Importer struct {
 	writeTimeout time.Duration
 }
 
-// ImporterParams are what NewImporter takes from the app; the listeners'
+// importerParams are what NewImporter takes from the app; the listeners'
 // config is optional so that a test app without the http module builds.
-type ImporterParams struct {
+type importerParams struct {
 	fx.In
 
 	Handlers *Handlers
@@ -81,7 +81,7 @@ func NewImporter(h *Handlers, maxStream int64, readTimeout, writeTimeout time.Du
 	return &Importer{h: h, maxStream: maxStream, readTimeout: readTimeout, writeTimeout: writeTimeout}
 }
 
-func newImporterFromApp(p ImporterParams) *Importer {
+func newImporterFromApp(p importerParams) *Importer {
 	return NewImporter(p.Handlers, p.Config.MaxImportBytes, p.Limits.ReadTimeout, p.Limits.WriteTimeout)
 }
 
@@ -285,19 +285,12 @@ func (im *Importer) create(ctx context.Context, line int, p plant.Plant) []byte 
 }
 
 // failedLine is the result of a create the store could not do: the status
-// and message a single create would have had (503 while the store is
-// unreachable); the client may send the line again.
+// and message a single create would have had (errorStatus: 503 while the
+// store is unreachable); the client may send the line again.
 func (im *Importer) failedLine(ctx context.Context, line int, id int64, err error) []byte {
-	status, message, ok := answerStatus(err, id)
-	switch {
-	case ok:
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		status, message = StatusClientClosedRequest, "the client closed the request"
-	case errors.Is(err, plant.ErrUnavailable):
-		status, message = http.StatusServiceUnavailable, "the plant store is unavailable; retry later"
-	default:
+	status, message := errorStatus(ctx, err, id)
+	if status == http.StatusInternalServerError {
 		im.h.log.Error("store failed in an import", zap.Error(err), zap.Int64("id", id))
-		status, message = http.StatusInternalServerError, "internal error"
 	}
 	b := append(lineStart(line), `,"id":`...)
 	b = strconv.AppendInt(b, id, 10)

@@ -35,6 +35,21 @@ func parsePreconditions(r *http.Request) (pc preconditions, err error) {
 	return pc, err
 }
 
+// openPlant reads what every /plants/{id} method starts with: the path's id
+// and the request's preconditions. When either is bad it answers 400
+// itself and ok is false.
+func openPlant(w http.ResponseWriter, r *http.Request) (id int64, pc preconditions, ok bool) {
+	id, err := pathID(r)
+	if err == nil {
+		pc, err = parsePreconditions(r)
+	}
+	if err != nil {
+		httperr.Write(w, http.StatusBadRequest, err.Error())
+		return 0, preconditions{}, false
+	}
+	return id, pc, true
+}
+
 // needsState reports whether evaluating pc needs the stored plant. "If-Match:
 // *" alone asks only that a plant exist, which the write itself finds out
 // (a missing plant fails it), so it is evaluated by the write, atomically;

@@ -3,7 +3,6 @@ package plants
 import (
 	"net/http"
 
-	"github.com/plantstore/plantstore/modules/http/httperr"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -14,14 +13,8 @@ import (
 // only the plant the client last saw, with If-None-Match only one it has
 // not seen (412 otherwise; see writeIf).
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		httperr.Write(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	pc, err := parsePreconditions(r)
-	if err != nil {
-		httperr.Write(w, http.StatusBadRequest, err.Error())
+	id, pc, ok := openPlant(w, r)
+	if !ok {
 		return
 	}
 	deleted := h.writeIf(w, r, id, pc, func(match *plant.Plant) error {

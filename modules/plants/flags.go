@@ -9,20 +9,22 @@ import (
 // RegisterFlags defines the plants module's flags on fs, and each store's,
 // each filling its field of c with its default.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Store, "store", StoreBolt, "plant store: memory, bolt or postgres")
+	fs.StringVar(&c.Store, "store", StoreBolt, "plant store: "+storeNames())
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", DefaultMaxBodyBytes, "largest accepted request body in bytes")
 	fs.Int64Var(&c.MaxImportBytes, "max-import-bytes", DefaultMaxImportBytes, "largest accepted stream of POST /plants:import in bytes (each line is capped by --max-body-bytes)")
 	fs.DurationVar(&c.ChangesRetention, "changes-retention", DefaultChangesRetention,
 		"how long every store keeps a change in its log (the change feed's window) and a delivered webhook event (for a replay); at least 1m, or 0 to keep them for ever")
-	c.Bolt.RegisterFlags(fs)
-	c.Postgres.RegisterFlags(fs)
+	for _, k := range storeKinds {
+		if k.flags != nil {
+			k.flags(c, fs)
+		}
+	}
 }
 
 // Validate reports every value of c that its flag does not accept, one
-// error per problem, each naming the flag (errors.Join's parts). Every
-// store's flags are checked, whichever store is chosen, except that only
-// bolt needs a data dir: a wrong value is a mistake waiting for the day
-// the store is switched.
+// error per problem, each naming the flag (errors.Join's parts). Each
+// store's kind checks its own part, told whether it is the chosen store
+// (see StoreKind.validate).
 func (c Config) Validate() error {
 	var errs []error
 	if c.MaxBodyBytes <= 0 {
@@ -34,13 +36,13 @@ func (c Config) Validate() error {
 	if c.ChangesRetention != 0 && c.ChangesRetention < MinChangesRetention {
 		errs = append(errs, fmt.Errorf("--changes-retention %v: must be at least %v, or 0 to keep every change", c.ChangesRetention, MinChangesRetention))
 	}
-	switch c.Store {
-	case StoreMemory, StorePostgres:
-	case StoreBolt:
-		errs = append(errs, c.Bolt.Validate())
-	default:
-		errs = append(errs, fmt.Errorf("--store %q: want memory, bolt or postgres", c.Store))
+	if _, ok := LookupStore(c.Store); !ok {
+		errs = append(errs, fmt.Errorf("--store %q: want %s", c.Store, storeNames()))
 	}
-	errs = append(errs, c.Postgres.Validate())
+	for _, k := range storeKinds {
+		if k.validate != nil {
+			errs = append(errs, k.validate(c, k.Name == c.Store))
+		}
+	}
 	return errors.Join(errs...)
 }

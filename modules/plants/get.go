@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/plantstore/plantstore/modules/http/httperr"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -15,14 +14,8 @@ import (
 // body, so a client that polls a plant pays for it only when it changed;
 // an If-Match that does not hold is a 412.
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		httperr.Write(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	pc, err := parsePreconditions(r)
-	if err != nil {
-		httperr.Write(w, http.StatusBadRequest, err.Error())
+	id, pc, ok := openPlant(w, r)
+	if !ok {
 		return
 	}
 	p, err := h.store.Get(r.Context(), id)

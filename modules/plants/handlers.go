@@ -1,6 +1,7 @@
 package plants
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -67,36 +68,47 @@ const StatusClientClosedRequest = 499
 // unreachable: long enough not to hammer it, short enough to recover fast.
 const retryAfterSeconds = 1
 
-// storeError answers a failed store call: an answer (plant.IsAnswer) with
-// its own 4xx (see answerStatus), 503 with Retry-After while the store is
-// unreachable, and otherwise 500 with a generic message, the detail going
-// to the log.
+// storeError answers a failed store call (see writeStoreError).
 func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error, id int64) {
 	writeStoreError(h.log, w, r, err, id)
 }
 
 // writeStoreError is storeError for a handler of its own (the feed's),
-// logging to log.
+// logging to log: errorStatus's status and message, 503 with Retry-After;
+// a failure of the store (a 500) has its detail in the log, an unreachable
+// store a warning.
 func writeStoreError(log *zap.Logger, w http.ResponseWriter, r *http.Request, err error, id int64) {
-	if status, message, ok := answerStatus(err, id); ok {
-		httperr.Write(w, status, message)
-		return
-	}
-	switch {
-	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
-		// The client went away while the store worked (its connection
-		// closed): nobody reads this answer, and it is not a server error,
-		// so it is neither logged as one nor counted as a 5xx. 499 is the
-		// status proxies use for it.
+	status, message := errorStatus(r.Context(), err, id)
+	switch status {
+	case StatusClientClosedRequest:
+		// Nobody reads this answer, and it is not a server error, so it is
+		// neither logged as one nor counted as a 5xx.
 		log.Debug("client gone before the store answered", requestFields(r, err)...)
-		httperr.Write(w, StatusClientClosedRequest, "the client closed the request")
-	case errors.Is(err, plant.ErrUnavailable):
+	case http.StatusServiceUnavailable:
 		log.Warn("store unavailable", requestFields(r, err)...)
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
-		httperr.Write(w, http.StatusServiceUnavailable, "the plant store is unavailable; retry later")
-	default:
+	case http.StatusInternalServerError:
 		log.Error("store failed", requestFields(r, err)...)
-		httperr.Write(w, http.StatusInternalServerError, "internal error")
+	}
+	httperr.Write(w, status, message)
+}
+
+// errorStatus is the status and message of a failed store call, for a
+// single request and an import's line alike: an answer (plant.IsAnswer)
+// has its own 4xx (see answerStatus); a call whose client went away (ctx
+// done: its connection closed) is 499, the status proxies use for it; an
+// unreachable store is 503; anything else a 500 with a generic message.
+func errorStatus(ctx context.Context, err error, id int64) (status int, message string) {
+	if status, message, ok := answerStatus(err, id); ok {
+		return status, message
+	}
+	switch {
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return StatusClientClosedRequest, "the client closed the request"
+	case errors.Is(err, plant.ErrUnavailable):
+		return http.StatusServiceUnavailable, "the plant store is unavailable; retry later"
+	default:
+		return http.StatusInternalServerError, "internal error"
 	}
 }
 

@@ -27,12 +27,10 @@ import (
 type moduleView struct {
 	fx.In
 
-	Store    plant.Store
-	Outbox   outbox.Store
-	Changes  changes.ChangeLog
-	Bolt     *boltstore.Store
-	Postgres *pgstore.Store
-	Routes   []httpapi.Route `group:"api_routes"`
+	Store   plant.Store
+	Outbox  outbox.Store
+	Changes changes.ChangeLog
+	Routes  []httpapi.Route `group:"api_routes"`
 }
 
 func startModule(t *testing.T, cfg Config) (moduleView, *prometheus.Registry) {
@@ -53,31 +51,53 @@ func startModule(t *testing.T, cfg Config) (moduleView, *prometheus.Registry) {
 	return view, reg
 }
 
-// The concrete store's faces reach other modules as they are, and only the
-// chosen store's is set.
+// The chosen store's faces reach other modules as they are: its
+// plant.Store, its outbox and its change log.
 func TestModuleProvidesTheChosenStoresFace(t *testing.T) {
 	bolt, _ := startModule(t, Config{Store: StoreBolt, Bolt: boltstore.Config{DataDir: t.TempDir()}, MaxBodyBytes: DefaultMaxBodyBytes})
-	if bolt.Bolt == nil || bolt.Postgres != nil {
-		t.Fatalf("bolt: Bolt %v, Postgres %v; want the bolt store and nil", bolt.Bolt, bolt.Postgres)
+	boltStore, ok := bolt.Store.(*boltstore.Store)
+	if !ok {
+		t.Fatalf("bolt: the plant.Store seen outside the module is %T, not the bolt store itself", bolt.Store)
 	}
-	if plant.Store(bolt.Bolt) != bolt.Store {
-		t.Fatal("bolt: the plant.Store seen outside the module is not the bolt store itself")
-	}
-	if box, ok := bolt.Outbox.(*boltstore.Outbox); !ok || box != bolt.Bolt.Outbox() {
+	if box, ok := bolt.Outbox.(*boltstore.Outbox); !ok || box != boltStore.Outbox() {
 		t.Fatalf("bolt: the outbox seen outside the module is %T, want the bolt store's", bolt.Outbox)
 	}
-	if log, ok := bolt.Changes.(*boltstore.ChangeLog); !ok || log != bolt.Bolt.Changes() {
+	if log, ok := bolt.Changes.(*boltstore.ChangeLog); !ok || log != boltStore.Changes() {
 		t.Fatalf("bolt: the change log seen outside the module is %T, want the bolt store's", bolt.Changes)
 	}
 	mem, _ := startModule(t, Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes})
-	if mem.Bolt != nil || mem.Postgres != nil || mem.Outbox != nil {
-		t.Fatalf("memory: Bolt %v, Postgres %v, Outbox %v; want all nil", mem.Bolt, mem.Postgres, mem.Outbox)
+	if mem.Outbox != nil {
+		t.Fatalf("memory: Outbox %v; want nil", mem.Outbox)
 	}
 	if _, ok := mem.Store.(*memstore.Store); !ok {
 		t.Fatalf("memory: plant.Store outside the module is %T, want *memstore.Store", mem.Store)
 	}
 	if log, ok := mem.Changes.(*memstore.Store); !ok || plant.Store(log) != mem.Store {
 		t.Fatalf("memory: the change log outside the module is %T, want the memory store's", mem.Changes)
+	}
+}
+
+// What only the plants module uses stays in it: the concrete stores, the
+// opened store, the handlers, the feed and the importer are not in the app's graph.
+func TestModuleKeepsItsOwnTypesPrivate(t *testing.T) {
+	populate := func(target any) error {
+		return fx.New(
+			fx.Supply(Config{Store: StoreMemory, MaxBodyBytes: DefaultMaxBodyBytes}, zap.NewNop(), fx.Annotate(prometheus.NewRegistry(), fx.As(new(prometheus.Registerer)))),
+			fx.Provide(func() trace.TracerProvider { return tracenoop.NewTracerProvider() }),
+			Module,
+			fx.Populate(target),
+			fx.NopLogger,
+		).Err()
+	}
+	for _, target := range []any{new(plant.Store), new(outbox.Store), new(changes.ChangeLog)} {
+		if err := populate(target); err != nil {
+			t.Errorf("%T does not reach the app: %v", target, err)
+		}
+	}
+	for _, target := range []any{new(*boltstore.Store), new(*pgstore.Store), new(*Opened), new(*Handlers), new(*Feed), new(*Importer)} {
+		if populate(target) == nil {
+			t.Errorf("%T reaches the app outside the plants module", target)
+		}
 	}
 }
 

@@ -16,7 +16,7 @@ func TestPostgresMetrics(t *testing.T) {
 	}
 	defer pg.Close()
 	reg := prometheus.NewPedanticRegistry()
-	if err := RegisterPostgresMetrics(reg, pg); err != nil {
+	if err := registerStoreMetrics(reg, postgresMetrics(pg)); err != nil {
 		t.Fatal(err)
 	}
 	got := gatherValues(t, reg)
@@ -32,7 +32,7 @@ func TestPostgresMetrics(t *testing.T) {
 
 	// Another store configured: nothing to export.
 	empty := prometheus.NewPedanticRegistry()
-	if err := RegisterPostgresMetrics(empty, nil); err != nil {
+	if err := openMemoryForMetrics(t).RegisterMetrics(empty); err != nil {
 		t.Fatal(err)
 	}
 	if families, _ := empty.Gather(); len(families) != 0 {

@@ -16,14 +16,8 @@ import (
 // store compares and writes atomically (see writeIf), so of two PUTs made
 // with one ETag one wins.
 func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		httperr.Write(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	pc, err := parsePreconditions(r)
-	if err != nil {
-		httperr.Write(w, http.StatusBadRequest, err.Error())
+	id, pc, ok := openPlant(w, r)
+	if !ok {
 		return
 	}
 	if !checkBodyHeaders(w, r, jsonContentType) {

@@ -67,7 +67,7 @@ func newChain(t *testing.T, traced bool, routes ...httpapi.Route) *chain {
 		t.Fatal(err)
 	}
 	pass := func(next http.Handler) http.Handler { return next }
-	c.handler = httpserver.NewAPIHandler(router, httpserver.Middlewares{
+	c.handler = httpserver.NewAPIHandler(router, httpserver.MiddlewaresParams{
 		Tracing:   tracing.Middleware,
 		Metrics:   metrics.Middleware,
 		AccessLog: AccessLog(log),

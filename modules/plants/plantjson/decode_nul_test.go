@@ -1,4 +1,4 @@
-package plants
+package plantjson
 
 import (
 	"errors"

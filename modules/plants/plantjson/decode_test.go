@@ -1,7 +1,8 @@
-package plants
+package plantjson
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -141,4 +142,10 @@ func TestDecodeNewPlantKeepsNoInput(t *testing.T) {
 	}
 }
 
-func show(p plant.Plant) string { return string(appendStoredPlant(nil, p)) }
+// show is p for a failure's message.
+func show(p plant.Plant) string {
+	if p.Tag == nil {
+		return fmt.Sprintf("{id %d, name %q}", p.ID, p.Name)
+	}
+	return fmt.Sprintf("{id %d, name %q, tag %q}", p.ID, p.Name, *p.Tag)
+}
