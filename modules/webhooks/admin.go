@@ -48,7 +48,7 @@ type deadLetterJSON struct {
 }
 
 // AdminRoutes lists and redelivers s's dead letters.
-func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
+func AdminRoutes(s *Service, log *zap.Logger) []httpapi.Route {
 	box := s.Outbox
 	list := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if refuseRepeated(w, r, "limit", "endpoint") {

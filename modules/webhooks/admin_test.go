@@ -44,7 +44,7 @@ func (o *replayOutbox) Replay(_ context.Context, endpoint string, since time.Tim
 func adminServer(t *testing.T, d *Dispatcher, box outbox.Outbox) *httptest.Server {
 	t.Helper()
 	admin := mux.NewRouter()
-	for _, route := range AdminRoutes(&Sender{Outbox: box, Dispatcher: d}, zap.NewNop()) {
+	for _, route := range AdminRoutes(&Service{Outbox: box, Dispatcher: d}, zap.NewNop()) {
 		admin.Handle(route.Path, route.Handler).Methods(route.Method)
 	}
 	srv := httptest.NewServer(admin)

@@ -313,7 +313,7 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 	}
 
 	admin := mux.NewRouter()
-	for _, route := range AdminRoutes(&Sender{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
+	for _, route := range AdminRoutes(&Service{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
 		admin.Handle(route.Path, route.Handler).Methods(route.Method)
 	}
 	srv := httptest.NewServer(admin)
@@ -507,7 +507,7 @@ func TestARemovedEndpointsDeadLetterIsKeptNotRedelivered(t *testing.T) {
 	s.create(t, plant.Plant{ID: 5, Name: "fern"})
 	waitMetric(t, "a dead letter", func() bool { return testutil.ToFloat64(s.metrics.deadLettered.WithLabelValues("crm")) == 1 })
 	admin := mux.NewRouter()
-	for _, route := range AdminRoutes(&Sender{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
+	for _, route := range AdminRoutes(&Service{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
 		admin.Handle(route.Path, route.Handler).Methods(route.Method)
 	}
 	srv := httptest.NewServer(admin)

@@ -37,7 +37,7 @@ type receivedAttempt struct {
 func (r *inProcessReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Lock()
 	status := r.status
-	r.attempts = append(r.attempts, receivedAttempt{at: time.Now(), id: req.Header.Get("webhook-id"), status: status})
+	r.attempts = append(r.attempts, receivedAttempt{at: time.Now(), id: req.Header.Get(HeaderID), status: status})
 	r.mu.Unlock()
 	w := httptest.NewRecorder()
 	w.WriteHeader(status)
@@ -76,7 +76,7 @@ func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver, opts 
 	box := store.Outbox()
 	ep := Endpoint{Name: "crm", URL: "https://crm.example/hooks", Secrets: []Secret{secret}}
 	d := NewDispatcher(cfg, box, File{Endpoints: []Endpoint{ep}}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
-	d.send.client.Transport = receiver
+	d.poster.client.Transport = receiver
 	Hook(box, d)
 	if err := store.Start(context.Background()); err != nil {
 		t.Fatal(err)
