@@ -328,7 +328,8 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 	}
 	resp.Body.Close()
 	if len(listed) != 1 || listed[0]["endpoint"] != "crm" || listed[0]["attempts"] != float64(4) ||
-		listed[0]["last_error"] != "answered 500" || fmt.Sprint(listed[0]["event"]) != "map[id:5 name:fern]" {
+		listed[0]["last_error"] != "answered 500" || fmt.Sprint(listed[0]["event"]) != "map[id:5 name:fern]" ||
+		listed[0]["type"] != "plant.created" || listed[0]["version"] != float64(1) {
 		t.Fatalf("dead letters listed: %v", listed)
 	}
 	id := listed[0]["id"].(string)
