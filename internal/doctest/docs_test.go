@@ -235,3 +235,33 @@ func TestTokensFileOwnerDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSecretOnACommandLine: no command of a user document's shell blocks
+// takes a webhook secret (a whsec_ literal or $secret) as an argument,
+// which ps shows to every user of the machine: only the shell's own
+// printf and echo, which start no process, and assignments may hold one.
+func TestNoSecretOnACommandLine(t *testing.T) {
+	secret := regexp.MustCompile(`whsec_|\$\{?secret\b`)
+	builtin := regexp.MustCompile(`^(printf|echo)\b|^[A-Za-z_][A-Za-z0-9_]*=`)
+	checked := 0
+	for _, doc := range userDocs(t) {
+		for _, block := range shellBlocks(read(t, doc)) {
+			for _, line := range strings.Split(block, "\n") {
+				line, _, _ = strings.Cut(line, " #") // a comment is not a command
+				for _, command := range regexp.MustCompile(`\|\|?|;|&&?|\$\(`).Split(line, -1) {
+					command = strings.TrimSpace(command)
+					if !secret.MatchString(command) {
+						continue
+					}
+					checked++
+					if !builtin.MatchString(command) {
+						t.Errorf("%s: %q puts a secret on a command line; read it from a file instead", doc, command)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no shell block of the user documents handles a secret: the walk-through of docs/webhooks.md does")
+	}
+}
