@@ -160,49 +160,60 @@ func ParseFile(data []byte, allowHTTP bool) (File, error) {
 	seen := make(map[string]bool)
 	for i, raw := range *syntax.Endpoints {
 		where := endpointWhere(i, raw)
-		var e endpointSyntax
-		if err := decodeStrict(raw, &e); err != nil {
-			return File{}, fmt.Errorf("%s: %s", where, syntaxError(err, "an endpoint has "+endpointFields))
+		ep, err := parseEndpoint(raw, allowHTTP, seen)
+		if err != nil {
+			return File{}, fmt.Errorf("%s: %w", where, err)
 		}
-		if !namePattern.MatchString(e.Name) {
-			return File{}, fmt.Errorf("%s: name must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit", where)
-		}
-		if seen[e.Name] {
-			return File{}, fmt.Errorf("%s: name is used twice", where)
-		}
-		seen[e.Name] = true
-		if err := checkURL(e.URL, allowHTTP); err != nil {
-			return File{}, fmt.Errorf("%s: url: %w", where, err)
-		}
-		if len(e.Secrets) == 0 {
-			return File{}, fmt.Errorf("%s: secrets: list at least one (whsec_...)", where)
-		}
-		secrets := make([]Secret, len(e.Secrets))
-		for j, text := range e.Secrets {
-			var err error
-			if secrets[j], err = ParseSecret(text); err != nil {
-				return File{}, fmt.Errorf("%s: secret %d: %w", where, j+1, err)
-			}
-		}
-		format := e.Format
-		if format == "" {
-			format = FormatOrigin
-		}
-		if !slices.Contains(Formats, format) {
-			return File{}, fmt.Errorf("%s: format: %q is not a format (origin, envelope)", where, e.Format)
-		}
-		for _, ev := range e.Events {
-			switch {
-			case !slices.Contains(Events, ev):
-				return File{}, fmt.Errorf("%s: events: %q is not an event (%s)", where, ev, strings.Join(Events, ", "))
-			case format == FormatOrigin && ev != EventPlantCreated:
-				return File{}, fmt.Errorf("%s: events: %q is sent in envelopes only: add \"format: envelope\" "+
-					"(the origin format's body is the created plant, for plant.created alone)", where, ev)
-			}
-		}
-		f.Endpoints = append(f.Endpoints, Endpoint{Name: e.Name, URL: e.URL, Secrets: secrets, Format: format, Events: e.Events})
+		f.Endpoints = append(f.Endpoints, ep)
 	}
 	return f, nil
+}
+
+// parseEndpoint reads and checks one endpoint of the file, whose names so
+// far are in seen (it adds its own); its error names the field and what is
+// wrong with it.
+func parseEndpoint(raw json.RawMessage, allowHTTP bool, seen map[string]bool) (Endpoint, error) {
+	var e endpointSyntax
+	if err := decodeStrict(raw, &e); err != nil {
+		return Endpoint{}, errors.New(syntaxError(err, "an endpoint has "+endpointFields))
+	}
+	if !namePattern.MatchString(e.Name) {
+		return Endpoint{}, errors.New("name must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit")
+	}
+	if seen[e.Name] {
+		return Endpoint{}, errors.New("name is used twice")
+	}
+	seen[e.Name] = true
+	if err := checkURL(e.URL, allowHTTP); err != nil {
+		return Endpoint{}, fmt.Errorf("url: %w", err)
+	}
+	if len(e.Secrets) == 0 {
+		return Endpoint{}, errors.New("secrets: list at least one (whsec_...)")
+	}
+	secrets := make([]Secret, len(e.Secrets))
+	for j, text := range e.Secrets {
+		var err error
+		if secrets[j], err = ParseSecret(text); err != nil {
+			return Endpoint{}, fmt.Errorf("secret %d: %w", j+1, err)
+		}
+	}
+	format := e.Format
+	if format == "" {
+		format = FormatOrigin
+	}
+	if !slices.Contains(Formats, format) {
+		return Endpoint{}, fmt.Errorf("format: %q is not a format (origin, envelope)", e.Format)
+	}
+	for _, ev := range e.Events {
+		switch {
+		case !slices.Contains(Events, ev):
+			return Endpoint{}, fmt.Errorf("events: %q is not an event (%s)", ev, strings.Join(Events, ", "))
+		case format == FormatOrigin && ev != EventPlantCreated:
+			return Endpoint{}, fmt.Errorf("events: %q is sent in envelopes only: add \"format: envelope\" "+
+				"(the origin format's body is the created plant, for plant.created alone)", ev)
+		}
+	}
+	return Endpoint{Name: e.Name, URL: e.URL, Secrets: secrets, Format: format, Events: e.Events}, nil
 }
 
 // decodeStrict decodes the JSON doc into v, refusing a field v lacks.
