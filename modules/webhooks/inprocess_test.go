@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,6 +89,10 @@ func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver, opts 
 		_ = d.Stop(context.Background())
 		_ = store.Close()
 	})
+	// The loops' first claims, at their start, find nothing: a test's
+	// creates come after them, whatever the machine's load (a first claim
+	// that ran late would take some of them before the first poll).
+	synctest.Wait()
 	return store, metrics
 }
 
