@@ -144,12 +144,15 @@ func (d *Dispatcher) attempt(w *worker, dl outbox.Delivery, probe bool) {
 	d.loops.Add(1)
 	go func() {
 		defer d.loops.Done()
-		d.deliver(w, dl, probe)
+		delivered := d.deliver(w, dl, probe)
 		<-w.slots
 		// Under a backlog, look for more at once, but only when half the
 		// slots are free, so that a claim takes many deliveries (one
-		// statement on postgres) rather than one per finished attempt.
-		if free := cap(w.slots) - len(w.slots); w.backlog.Load() && free >= (cap(w.slots)+1)/2 {
+		// statement on postgres) rather than one per finished attempt;
+		// and only after a success: the failures of an endpoint going
+		// down wait for the next poll, by which time its circuit has
+		// counted them all, rather than claim more in the meantime.
+		if free := cap(w.slots) - len(w.slots); delivered && w.backlog.Load() && free >= (cap(w.slots)+1)/2 {
 			w.wakeUp()
 		}
 	}()

@@ -10,8 +10,9 @@ import (
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
-// deliver makes one attempt and records its result.
-func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) {
+// deliver makes one attempt and records its result; it reports whether
+// the endpoint took the event.
+func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) bool {
 	ep := *w.ep.Load()
 	r := d.poster.attempt(d.base, ep, dl)
 	d.metrics.attempts.WithLabelValues(ep.Name, r.outcome, statusClass(r.status)).Inc()
@@ -48,6 +49,7 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) {
 	if err != nil {
 		log().Warn("webhooks: could not record an attempt's result in the outbox; it will be attempted again", zap.Error(err))
 	}
+	return r.outcome == outcomeDelivered
 }
 
 // judge tells w's circuit how an attempt went.
