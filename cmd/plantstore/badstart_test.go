@@ -28,6 +28,11 @@ func TestBadStartIsOneLine(t *testing.T) {
 	if err := os.WriteFile(hooks, []byte("endpoints: [{name: crm, url: \"http://crm.example/in\", secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw]}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	misspelt := filepath.Join(t.TempDir(), "webhooks.yaml")
+	if err := os.WriteFile(misspelt, []byte("endpoints:\n  - name: audit\n    url: https://audit.example/in\n    secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw]\n"+
+		"  - name: crm\n    url: https://crm.example/in\n    secret: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name   string
@@ -73,6 +78,8 @@ func TestBadStartIsOneLine(t *testing.T) {
 			stderr: "plantstore: --webhooks-file: open /nonexistent/webhooks.yaml: no such file or directory"},
 		{name: "webhooks file refused", args: []string{"--store=bolt", "--webhooks-file=" + hooks},
 			stderr: "plantstore: --webhooks-file " + hooks + `: endpoint 1 ("crm"): url: plain http is refused (use https, or --webhooks-allow-http for development)`},
+		{name: "webhooks file misspelt", args: []string{"--store=bolt", "--webhooks-file=" + misspelt},
+			stderr: "plantstore: --webhooks-file " + misspelt + `: endpoint 2 ("crm"): unknown field "secret" (an endpoint has name, url, secrets, format and events)`},
 		{name: "webhooks on the memory store", args: []string{"--store=memory", "--webhooks-file=" + hooks},
 			stderr: "plantstore: --webhooks-file needs --store bolt or postgres: the memory store keeps no outbox (see plantstore --help)"},
 		{name: "bad retry schedule", args: []string{"--webhooks-retry-schedule=5s,soon"},

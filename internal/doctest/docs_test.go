@@ -235,3 +235,139 @@ func TestTokensFileOwnerDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSecretOnACommandLine: no command of a user document's shell blocks
+// takes a webhook secret (a whsec_ literal or $secret) as an argument,
+// which ps shows to every user of the machine: only the shell's own
+// printf and echo, which start no process, and assignments may hold one.
+func TestNoSecretOnACommandLine(t *testing.T) {
+	secret := regexp.MustCompile(`whsec_|\$\{?secret\b`)
+	builtin := regexp.MustCompile(`^(printf|echo)\b|^[A-Za-z_][A-Za-z0-9_]*=`)
+	checked := 0
+	for _, doc := range userDocs(t) {
+		for _, block := range shellBlocks(read(t, doc)) {
+			for _, line := range strings.Split(block, "\n") {
+				line, _, _ = strings.Cut(line, " #") // a comment is not a command
+				for _, command := range regexp.MustCompile(`\|\|?|;|&&?|\$\(`).Split(line, -1) {
+					command = strings.TrimSpace(command)
+					if !secret.MatchString(command) {
+						continue
+					}
+					checked++
+					if !builtin.MatchString(command) {
+						t.Errorf("%s: %q puts a secret on a command line; read it from a file instead", doc, command)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no shell block of the user documents handles a secret: the walk-through of docs/webhooks.md does")
+	}
+}
+
+// TestCountedCommandsAreCounted: where a user document announces a number
+// of commands ("Three commands:"), the shell block that follows holds that
+// many.
+func TestCountedCommandsAreCounted(t *testing.T) {
+	numbers := map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+	announced := regexp.MustCompile("(?is)\\b(one|two|three|four|five|six) commands?:\\s*\n\\s*```sh\n(.*?)```")
+	found := 0
+	for _, doc := range userDocs(t) {
+		for _, m := range announced.FindAllStringSubmatch(read(t, doc), -1) {
+			found++
+			var commands int
+			for _, line := range strings.Split(strings.ReplaceAll(m[2], "\\\n", " "), "\n") {
+				if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+					commands++
+				}
+			}
+			if commands != numbers[strings.ToLower(m[1])] {
+				t.Errorf("%s announces %q commands and lists %d:\n%s", doc, m[1], commands, m[2])
+			}
+		}
+	}
+	if found == 0 {
+		t.Error(`no user document announces its commands ("Three commands:"): the README's quick start does`)
+	}
+}
+
+// TestSecretsAreUpdatedOneWay: every document updates a Secret that
+// `kubectl create` made with `kubectl replace` (apply warns about such an
+// object's missing last-applied-configuration), so that the rotation of
+// docs/kubernetes.md and the move's freeze of docs/operations.md agree.
+func TestSecretsAreUpdatedOneWay(t *testing.T) {
+	update := regexp.MustCompile(`create secret [^\n]*--dry-run=client -o yaml \| kubectl (?:-n \S+ )?(\w+) -f -`)
+	found := 0
+	for _, doc := range userDocs(t) {
+		text := strings.ReplaceAll(read(t, doc), "\\\n", " ")
+		text = regexp.MustCompile(` +`).ReplaceAllString(text, " ")
+		for _, m := range update.FindAllStringSubmatch(text, -1) {
+			found++
+			if m[1] != "replace" {
+				t.Errorf("%s updates a Secret with kubectl %s: %q; the documents use replace", doc, m[1], m[0])
+			}
+		}
+	}
+	if found < 3 {
+		t.Errorf("%d Secret updates found, want the rotation and the move's freeze and thaw", found)
+	}
+}
+
+// TestDeletingTheDefaultVariantPointsAtTheMove: wherever docs/kubernetes.md
+// runs or names `delete -k deploy/k8s`, which deletes the bolt data with
+// its PersistentVolumeClaim, the paragraph before it says so and links the
+// move of docs/operations.md that keeps the plants.
+func TestDeletingTheDefaultVariantPointsAtTheMove(t *testing.T) {
+	const move = "(operations.md#moving-from-the-bolt-replica-to-the-postgres-overlay)"
+	if !strings.Contains(read(t, "docs/operations.md"), "\n## Moving from the bolt replica to the postgres overlay\n") {
+		t.Fatal("docs/operations.md has no heading for the move the link names")
+	}
+	text := read(t, "docs/kubernetes.md")
+	found := 0
+	for _, at := range regexp.MustCompile("delete -k deploy/k8s\\b").FindAllStringIndex(text, -1) {
+		found++
+		// The paragraph that holds it, or the one before its block.
+		start := strings.LastIndex(text[:at[0]], "\n\n")
+		if strings.HasPrefix(text[start+2:], "```") || strings.HasPrefix(text[start+2:], "<!--") {
+			start = strings.LastIndex(text[:start], "\n\n")
+		}
+		end := strings.Index(text[at[1]:], "\n\n")
+		if end < 0 {
+			end = len(text) - at[1]
+		}
+		paragraph := text[start : at[1]+end]
+		if !strings.Contains(paragraph, move) || !strings.Contains(paragraph, "bolt data") {
+			t.Errorf("docs/kubernetes.md's %q is not preceded by a warning that it deletes the bolt data and a link to %s:\n%s", "delete -k deploy/k8s", move, paragraph)
+		}
+	}
+	if found == 0 {
+		t.Fatal("docs/kubernetes.md never deletes the default variant")
+	}
+}
+
+// TestTheMovesProbeReadsOnePage: docs/operations.md's "wait until the move
+// token works", run as it stands with a plantstore that records how it was
+// called, asks for one page of one plant (`plants list --limit 1`, which
+// reads that page alone), once it succeeds, and stops there.
+func TestTheMovesProbeReadsOnePage(t *testing.T) {
+	m := regexp.MustCompile(`\n(until [^\n]*; done)`).FindStringSubmatch(read(t, "docs/operations.md"))
+	if m == nil {
+		t.Fatal("docs/operations.md's move has no `until ...; done` probe")
+	}
+	bin := t.TempDir()
+	calls := filepath.Join(bin, "calls")
+	fake := "#!/bin/sh\necho \"$*\" >> " + calls + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "plantstore"), []byte(fake), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", m[1])
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the probe failed: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(calls)
+	if want := "plants list --limit 1\n"; err != nil || string(got) != want {
+		t.Errorf("the probe ran plantstore %q (%v), want %q: one page of one plant, once", got, err, want)
+	}
+}

@@ -66,15 +66,17 @@ func TestReadmeWalkThrough(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	api := startMakeRun(t, dir)
+	tmp := t.TempDir() // TMPDIR of the blocks: the cli block's mktemp -d makes its directory here
 	run := func(t *testing.T, name string) string {
 		t.Helper()
 		block := strings.ReplaceAll(readmeBlock(t, name), "127.0.0.1:8080", api)
 		cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", block)
 		cmd.Dir = dir
 		cmd.Env = os.Environ()
-		for _, v := range []string{"PLANTSTORE_URL", "PLANTSTORE_TOKEN"} {
+		for _, v := range []string{"PLANTSTORE_URL", "PLANTSTORE_TOKEN", "TMPDIR"} {
 			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, v+"=") })
 		}
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -98,9 +100,21 @@ func TestReadmeWalkThrough(t *testing.T) {
 		t.Errorf("the create block answered %v, want [200]", got)
 	}
 	// As its comments say: list, next page, by tag, get, 304, PUT, the
-	// stale ETag's 412, delete.
-	if got, want := statuses(run(t, "curl")), []string{"200", "200", "200", "200", "304", "200", "412", "204"}; !slices.Equal(got, want) {
+	// stale ETag's 412, delete; the list is the one plant the create
+	// block made, and there is no next page.
+	curl := run(t, "curl")
+	if got, want := statuses(curl), []string{"200", "200", "200", "200", "304", "200", "412", "204"}; !slices.Equal(got, want) {
 		t.Errorf("the curl block answered %v, want %v", got, want)
+	}
+	// The comment under the list says its answer's body, as it is.
+	said := regexp.MustCompile(`plants\?limit=2'\n# 200 (\[[^\n]*?\])(?:,|\n)`).FindStringSubmatch(readmeBlock(t, "curl"))
+	if said == nil || said[1] != `[{"id":1,"name":"Monstera","tag":"tropical"}]` {
+		t.Errorf("the curl block's comment says the list answers %q, want the one plant the create block made", said)
+	}
+	answers := regexp.MustCompile(`HTTP/1\.1 \d{3} `).Split(curl, -1)
+	if len(answers) < 3 || !strings.HasSuffix(answers[1], "\r\n\r\n"+`[{"id":1,"name":"Monstera","tag":"tropical"}]`) ||
+		strings.Contains(strings.ToLower(answers[1]), "\r\nlink:") || !strings.HasSuffix(answers[2], "\r\n\r\n[]") {
+		t.Errorf("the curl block's list and next page answered\n%q\nwant the one plant created, no Link, then []", answers[1:min(3, len(answers))])
 	}
 
 	out := run(t, "cli")
@@ -117,8 +131,25 @@ ID  NAME      TAG
 	if out != want {
 		t.Errorf("the command-line block printed\n%s\nwant\n%s", out, want)
 	}
-	backup, err := os.ReadFile(filepath.Join(dir, "plants.ndjson"))
+	backups, err := filepath.Glob(filepath.Join(tmp, "*", "plants.ndjson"))
+	if err != nil || len(backups) != 1 {
+		t.Fatalf("the command-line block's export: %v in the temporary directory (%v), want one", backups, err)
+	}
+	backup, err := os.ReadFile(backups[0])
 	if want := `{"id":-5,"name":"Fern"}` + "\n" + `{"id":1,"name":"Monstera deliciosa","tag":"tropical"}` + "\n"; err != nil || string(backup) != want {
 		t.Errorf("plants.ndjson holds %q (%v), want %q", backup, err, want)
+	}
+	// The reader's directory (the checkout) is left as it was: make run's
+	// bin and data only.
+	left, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"bin", "data"}) {
+		t.Errorf("the README's blocks left %v in the reader's directory, want only make run's [bin data]", names)
 	}
 }

@@ -46,6 +46,13 @@ func (k Kind) String() string {
 // Kinds lists every kind, in the order of their values.
 var Kinds = []Kind{Created, Replaced, Deleted}
 
+// TimestampLayout is how a commit's time (Committed.At) is written wherever
+// a change is shown, in a webhook's envelope and in the change feed: RFC
+// 3339 in UTC with exactly three fractional digits (milliseconds, trailing
+// zeros kept), so that every timestamp has one length and they sort as
+// text.
+const TimestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
 // Committed is what a store assigned to one change in its commit.
 type Committed struct {
 	// Version increases with every change of the store (a sequence shared

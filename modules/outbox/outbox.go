@@ -51,13 +51,18 @@ type Delivery struct {
 // DeadLetter is a delivery that ran out of attempts. It is kept until it is
 // redelivered.
 type DeadLetter struct {
-	ID        string    `json:"id"`
-	Endpoint  string    `json:"endpoint"`
-	Body      []byte    `json:"-"`
-	CreatedAt time.Time `json:"created_at"`
-	DiedAt    time.Time `json:"dead_lettered_at"`
-	Attempts  int       `json:"attempts"`
-	LastError string    `json:"last_error"`
+	ID       string
+	Endpoint string
+	// Kind and Version are the change's, as its delivery carried them:
+	// the body alone cannot say which change it announced (a deletion's
+	// is the id alone).
+	Kind      changes.Kind
+	Version   int64
+	Body      []byte
+	CreatedAt time.Time
+	DiedAt    time.Time
+	Attempts  int
+	LastError string
 }
 
 // Stats describes one endpoint's deliveries.

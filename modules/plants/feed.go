@@ -241,10 +241,6 @@ func writeChangePage(w http.ResponseWriter, records []changes.Record, after chan
 	writeJSON(w, http.StatusOK, buf.Bytes())
 }
 
-// timestampLayout is a change's timestamp: RFC 3339 in UTC with exactly
-// three fractional digits, as the webhooks' envelopes write it.
-const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // appendChange appends one change: {"cursor","type","id","version",
 // "timestamp","plant"}, the plant as stored, omitted for a deletion.
 func appendChange(b []byte, rec changes.Record) []byte {
@@ -257,7 +253,7 @@ func appendChange(b []byte, rec changes.Record) []byte {
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, rec.Version, 10)
 	b = append(b, `,"timestamp":"`...)
-	b = rec.At.UTC().AppendFormat(b, timestampLayout)
+	b = rec.At.UTC().AppendFormat(b, changes.TimestampLayout)
 	b = append(b, '"')
 	if rec.Kind != changes.Deleted {
 		b = append(b, `,"plant":`...)

@@ -41,14 +41,28 @@ type replayed struct {
 	Replayed int    `json:"replayed"`
 }
 
-// deadLetterJSON is a dead letter as listed: the event's body as JSON.
+// deadLetterJSON is a dead letter as listed: which change it announced
+// (its type and version, which a deletion's data alone does not say) and
+// the event's data as JSON.
 type deadLetterJSON struct {
-	outbox.DeadLetter
-	Event json.RawMessage `json:"event"`
+	ID        string          `json:"id"`
+	Endpoint  string          `json:"endpoint"`
+	Type      string          `json:"type"`
+	Version   int64           `json:"version"`
+	CreatedAt time.Time       `json:"created_at"`
+	DiedAt    time.Time       `json:"dead_lettered_at"`
+	Attempts  int             `json:"attempts"`
+	LastError string          `json:"last_error"`
+	Event     json.RawMessage `json:"event"`
+}
+
+func listedDeadLetter(dl outbox.DeadLetter) deadLetterJSON {
+	return deadLetterJSON{ID: dl.ID, Endpoint: dl.Endpoint, Type: kindOf(outbox.Delivery{Kind: dl.Kind}).String(), Version: dl.Version,
+		CreatedAt: dl.CreatedAt, DiedAt: dl.DiedAt, Attempts: dl.Attempts, LastError: dl.LastError, Event: dl.Body}
 }
 
 // AdminRoutes lists and redelivers s's dead letters.
-func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
+func AdminRoutes(s *Service, log *zap.Logger) []httpapi.Route {
 	box := s.Outbox
 	list := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if refuseRepeated(w, r, "limit", "endpoint") {
@@ -71,7 +85,7 @@ func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
 		}
 		out := make([]deadLetterJSON, len(dead))
 		for i, dl := range dead {
-			out[i] = deadLetterJSON{DeadLetter: dl, Event: dl.Body}
+			out[i] = listedDeadLetter(dl)
 		}
 		body, _ := json.Marshal(out)
 		httperr.SetJSONContentType(w.Header())
@@ -103,9 +117,10 @@ func AdminRoutes(s *Sender, log *zap.Logger) []httpapi.Route {
 }
 
 // replayHandler makes an endpoint's delivered events due again: those
-// committed at or after since, oldest first, at most limit. An answer of
-// limit events means more may be left: replay again from a later since,
-// or with a higher limit.
+// committed at or after since, oldest first, at most limit. Without since,
+// from the oldest the outbox still keeps (the retention window's start).
+// An answer of limit events means more may be left: replay again from a
+// later since, or with a higher limit.
 func replayHandler(d *Dispatcher, log *zap.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if refuseRepeated(w, r, "since", "limit") {
@@ -113,11 +128,14 @@ func replayHandler(d *Dispatcher, log *zap.Logger) http.Handler {
 		}
 		name := mux.Vars(r)["name"]
 		q := r.URL.Query()
-		since, err := time.Parse(time.RFC3339Nano, q.Get("since"))
-		if err != nil {
-			httperr.Write(w, http.StatusBadRequest, "since must be an RFC 3339 time, such as 2026-11-25T19:00:00Z: "+
-				"the events committed from then on are sent again")
-			return
+		var since time.Time // zero: every delivered event still kept
+		if v := q.Get("since"); v != "" {
+			var err error
+			if since, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				httperr.Write(w, http.StatusBadRequest, "since must be an RFC 3339 time, such as 2026-11-25T19:00:00Z: "+
+					"the events committed from then on are sent again (without since, every delivered event still kept)")
+				return
+			}
 		}
 		limit := defaultReplay
 		if v := q.Get("limit"); v != "" {

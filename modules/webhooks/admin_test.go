@@ -15,6 +15,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
 
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
@@ -44,7 +45,7 @@ func (o *replayOutbox) Replay(_ context.Context, endpoint string, since time.Tim
 func adminServer(t *testing.T, d *Dispatcher, box outbox.Outbox) *httptest.Server {
 	t.Helper()
 	admin := mux.NewRouter()
-	for _, route := range AdminRoutes(&Sender{Outbox: box, Dispatcher: d}, zap.NewNop()) {
+	for _, route := range AdminRoutes(&Service{Outbox: box, Dispatcher: d}, zap.NewNop()) {
 		admin.Handle(route.Path, route.Handler).Methods(route.Method)
 	}
 	srv := httptest.NewServer(admin)
@@ -66,8 +67,9 @@ func post(t *testing.T, url string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
 }
 
-// The replay route passes the endpoint, since and limit (1000 unless
-// given) to the outbox and answers how many it replayed; a bad since or
+// The replay route passes the endpoint, since (the zero time, every
+// delivered event still kept, unless given) and limit (1000 unless given)
+// to the outbox and answers how many it replayed; a bad since or
 // limit is a 400 and an endpoint not in the file a 404, neither reaching
 // the outbox; an outbox that fails is a 503.
 func TestTheReplayRouteAnswersExactly(t *testing.T) {
@@ -89,8 +91,10 @@ func TestTheReplayRouteAnswersExactly(t *testing.T) {
 		{"?since=2026-11-25T19:00:00Z", 200, `{"endpoint":"crm","replayed":3}`, &replayCall{"crm", since, 1000}},
 		{"?since=2026-11-25T20:00:00.5%2B01:00&limit=10000", 200, `{"endpoint":"crm","replayed":3}`, &replayCall{"crm", since.Add(500 * time.Millisecond), 10000}},
 		{"?since=2026-11-25T19:00:00Z&limit=1", 200, `{"endpoint":"crm","replayed":3}`, &replayCall{"crm", since, 1}},
-		{"", 400, `{"error":400,"message":"since must be an RFC 3339 time, such as 2026-11-25T19:00:00Z: the events committed from then on are sent again"}`, nil},
-		{"?since=yesterday", 400, `{"error":400,"message":"since must be an RFC 3339 time, such as 2026-11-25T19:00:00Z: the events committed from then on are sent again"}`, nil},
+		{"", 200, `{"endpoint":"crm","replayed":3}`, &replayCall{"crm", time.Time{}, 1000}},
+		{"?since=", 200, `{"endpoint":"crm","replayed":3}`, &replayCall{"crm", time.Time{}, 1000}},
+		{"?limit=5", 200, `{"endpoint":"crm","replayed":3}`, &replayCall{"crm", time.Time{}, 5}},
+		{"?since=yesterday", 400, `{"error":400,"message":"since must be an RFC 3339 time, such as 2026-11-25T19:00:00Z: the events committed from then on are sent again (without since, every delivered event still kept)"}`, nil},
 		{"?since=2026-11-25T19:00:00Z&limit=10001", 400, `{"error":400,"message":"limit must be a whole number from 1 to 10000"}`, nil},
 		{"?since=2026-11-25T19:00:00Z&limit=0", 400, `{"error":400,"message":"limit must be a whole number from 1 to 10000"}`, nil},
 		{"?since=2026-11-25T19:00:00Z&limit=010", 400, `{"error":400,"message":"limit must be a whole number from 1 to 10000"}`, nil},
@@ -121,5 +125,53 @@ func TestTheReplayRouteAnswersExactly(t *testing.T) {
 	status, _, body = post(t, srv.URL+"/webhooks/endpoints/crm/replay?since=2026-11-25T19:00:00Z")
 	if want := `{"error":503,"message":"the outbox cannot be written"}`; status != http.StatusServiceUnavailable || body != want {
 		t.Errorf("replay on a failing outbox = %d %s, want 503 %s", status, body, want)
+	}
+}
+
+// deadOutbox is an outbox whose DeadLetters answers letters; nothing else
+// of it is used.
+type deadOutbox struct {
+	outbox.Outbox
+	letters []outbox.DeadLetter
+}
+
+func (o *deadOutbox) DeadLetters(context.Context, string, int) ([]outbox.DeadLetter, error) {
+	return o.letters, nil
+}
+
+// A dead letter is listed with the type and version of the change it
+// announced: a deletion's data, {"id":N}, does not say it was one. A row
+// filed before kinds were recorded announced a create.
+func TestDeadLettersListTheirTypeAndVersion(t *testing.T) {
+	created := time.Date(2026, 11, 25, 19, 42, 30, 0, time.UTC)
+	died := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
+	box := &deadOutbox{letters: []outbox.DeadLetter{
+		{ID: "msg_1", Endpoint: "crm", Kind: changes.Deleted, Version: 18, Body: []byte(`{"id":2}`),
+			CreatedAt: created, DiedAt: died, Attempts: 8, LastError: "answered 500"},
+		{ID: "msg_2", Endpoint: "crm", Kind: changes.Replaced, Version: 17, Body: []byte(`{"id":1,"name":"Monstera"}`),
+			CreatedAt: created, DiedAt: died, Attempts: 8, LastError: "no answer within --webhooks-timeout"},
+		{ID: "msg_3", Endpoint: "crm", Body: []byte(`{"id":3,"name":"old"}`), CreatedAt: created, DiedAt: died, Attempts: 8, LastError: "answered 500"},
+	}}
+	metrics, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crm := endpoint(t, "crm", "https://crm.example", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	d := NewDispatcher(testConfig(), box, File{Endpoints: []Endpoint{crm}}, metrics, tracenoop.NewTracerProvider(), zap.NewNop())
+	srv := adminServer(t, d, box)
+	resp, err := http.Get(srv.URL + DeadLettersPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"id":"msg_1","endpoint":"crm","type":"plant.deleted","version":18,"created_at":"2026-11-25T19:42:30Z","dead_lettered_at":"2026-11-26T22:00:00Z","attempts":8,"last_error":"answered 500","event":{"id":2}},` +
+		`{"id":"msg_2","endpoint":"crm","type":"plant.updated","version":17,"created_at":"2026-11-25T19:42:30Z","dead_lettered_at":"2026-11-26T22:00:00Z","attempts":8,"last_error":"no answer within --webhooks-timeout","event":{"id":1,"name":"Monstera"}},` +
+		`{"id":"msg_3","endpoint":"crm","type":"plant.created","version":0,"created_at":"2026-11-25T19:42:30Z","dead_lettered_at":"2026-11-26T22:00:00Z","attempts":8,"last_error":"answered 500","event":{"id":3,"name":"old"}}]`
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" || string(body) != want {
+		t.Errorf("GET dead letters = %d %q\n%s\nwant 200 application/json\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), body, want)
 	}
 }

@@ -313,7 +313,7 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 	}
 
 	admin := mux.NewRouter()
-	for _, route := range AdminRoutes(&Sender{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
+	for _, route := range AdminRoutes(&Service{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
 		admin.Handle(route.Path, route.Handler).Methods(route.Method)
 	}
 	srv := httptest.NewServer(admin)
@@ -322,13 +322,18 @@ func TestDeadLettersAreListedAndRedeliveredOnTheAdminListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kept, err := s.box.DeadLetters(ctx, "crm", 10)
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("the outbox keeps %d dead letters (%v), want 1", len(kept), err)
+	}
 	var listed []map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&listed); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET dead letters: %d %v", resp.StatusCode, err)
 	}
 	resp.Body.Close()
 	if len(listed) != 1 || listed[0]["endpoint"] != "crm" || listed[0]["attempts"] != float64(4) ||
-		listed[0]["last_error"] != "answered 500" || fmt.Sprint(listed[0]["event"]) != "map[id:5 name:fern]" {
+		listed[0]["last_error"] != "answered 500" || fmt.Sprint(listed[0]["event"]) != "map[id:5 name:fern]" ||
+		listed[0]["type"] != "plant.created" || listed[0]["version"] != float64(kept[0].Version) || kept[0].Version <= 0 {
 		t.Fatalf("dead letters listed: %v", listed)
 	}
 	id := listed[0]["id"].(string)
@@ -507,7 +512,7 @@ func TestARemovedEndpointsDeadLetterIsKeptNotRedelivered(t *testing.T) {
 	s.create(t, plant.Plant{ID: 5, Name: "fern"})
 	waitMetric(t, "a dead letter", func() bool { return testutil.ToFloat64(s.metrics.deadLettered.WithLabelValues("crm")) == 1 })
 	admin := mux.NewRouter()
-	for _, route := range AdminRoutes(&Sender{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
+	for _, route := range AdminRoutes(&Service{Outbox: s.box, Dispatcher: s.d}, zap.NewNop()) {
 		admin.Handle(route.Path, route.Handler).Methods(route.Method)
 	}
 	srv := httptest.NewServer(admin)

@@ -3,9 +3,11 @@ package webhooks
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -72,16 +74,24 @@ type Endpoint struct {
 // fileSyntax is the file as written; ParseFile checks it into a File.
 // Endpoints is a pointer so that a file without the list (empty, only
 // comments, or cut short after "endpoints:") is told from one that lists
-// none ("endpoints: []").
+// none ("endpoints: []"). Each endpoint is decoded on its own, so that an
+// error in one can name it.
 type fileSyntax struct {
-	Endpoints *[]struct {
-		Name    string   `json:"name"`
-		URL     string   `json:"url"`
-		Secrets []string `json:"secrets"`
-		Format  Format   `json:"format,omitempty"`
-		Events  []string `json:"events,omitempty"`
-	} `json:"endpoints"`
+	Endpoints *[]json.RawMessage `json:"endpoints"`
 }
+
+// endpointSyntax is one endpoint as written.
+type endpointSyntax struct {
+	Name    string   `json:"name"`
+	URL     string   `json:"url"`
+	Secrets []string `json:"secrets"`
+	Format  Format   `json:"format,omitempty"`
+	Events  []string `json:"events,omitempty"`
+}
+
+// endpointFields lists endpointSyntax's fields, for the error of an
+// unknown one.
+const endpointFields = "name, url, secrets, format and events"
 
 // ErrNoEndpointsList refuses a file that does not list its endpoints. A
 // file rewritten in place is empty between the truncate and the write:
@@ -134,56 +144,143 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // Unknown fields are refused: a misspelt "secrets" must not mean "unsigned".
 // The error names the first problem and the endpoint it is in.
 func ParseFile(data []byte, allowHTTP bool) (File, error) {
+	doc, err := yaml.YAMLToJSONStrict(data) // a key written twice is refused too
+	if err != nil {
+		// One line, for the one line of a failed start.
+		return File{}, errors.New(strings.ReplaceAll(strings.ReplaceAll(err.Error(), ":\n  ", ": "), "\n  ", "; "))
+	}
 	var syntax fileSyntax
-	if err := yaml.UnmarshalStrict(data, &syntax); err != nil {
-		return File{}, err
+	if err := decodeStrict(doc, &syntax); err != nil {
+		return File{}, errors.New(syntaxError(err, `the file has one key, "endpoints", a list of endpoints`))
 	}
 	if syntax.Endpoints == nil {
 		return File{}, ErrNoEndpointsList
 	}
 	var f File
 	seen := make(map[string]bool)
-	for i, e := range *syntax.Endpoints {
-		where := fmt.Sprintf("endpoint %d (%q)", i+1, e.Name)
-		if !namePattern.MatchString(e.Name) {
-			return File{}, fmt.Errorf("%s: name must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit", where)
+	for i, raw := range *syntax.Endpoints {
+		where := endpointWhere(i, raw)
+		ep, err := parseEndpoint(raw, allowHTTP, seen)
+		if err != nil {
+			return File{}, fmt.Errorf("%s: %w", where, err)
 		}
-		if seen[e.Name] {
-			return File{}, fmt.Errorf("%s: name is used twice", where)
-		}
-		seen[e.Name] = true
-		if err := checkURL(e.URL, allowHTTP); err != nil {
-			return File{}, fmt.Errorf("%s: url: %w", where, err)
-		}
-		if len(e.Secrets) == 0 {
-			return File{}, fmt.Errorf("%s: secrets: list at least one (whsec_...)", where)
-		}
-		secrets := make([]Secret, len(e.Secrets))
-		for j, text := range e.Secrets {
-			var err error
-			if secrets[j], err = ParseSecret(text); err != nil {
-				return File{}, fmt.Errorf("%s: secret %d: %w", where, j+1, err)
-			}
-		}
-		format := e.Format
-		if format == "" {
-			format = FormatOrigin
-		}
-		if !slices.Contains(Formats, format) {
-			return File{}, fmt.Errorf("%s: format: %q is not a format (origin, envelope)", where, e.Format)
-		}
-		for _, ev := range e.Events {
-			switch {
-			case !slices.Contains(Events, ev):
-				return File{}, fmt.Errorf("%s: events: %q is not an event (%s)", where, ev, strings.Join(Events, ", "))
-			case format == FormatOrigin && ev != EventPlantCreated:
-				return File{}, fmt.Errorf("%s: events: %q is sent in envelopes only: add \"format: envelope\" "+
-					"(the origin format's body is the created plant, for plant.created alone)", where, ev)
-			}
-		}
-		f.Endpoints = append(f.Endpoints, Endpoint{Name: e.Name, URL: e.URL, Secrets: secrets, Format: format, Events: e.Events})
+		f.Endpoints = append(f.Endpoints, ep)
 	}
 	return f, nil
+}
+
+// parseEndpoint reads and checks one endpoint of the file, whose names so
+// far are in seen (it adds its own); its error names the field and what is
+// wrong with it.
+func parseEndpoint(raw json.RawMessage, allowHTTP bool, seen map[string]bool) (Endpoint, error) {
+	var e endpointSyntax
+	if err := decodeStrict(raw, &e); err != nil {
+		return Endpoint{}, errors.New(syntaxError(err, "an endpoint has "+endpointFields))
+	}
+	if !namePattern.MatchString(e.Name) {
+		return Endpoint{}, errors.New("name must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit")
+	}
+	if seen[e.Name] {
+		return Endpoint{}, errors.New("name is used twice")
+	}
+	seen[e.Name] = true
+	if err := checkURL(e.URL, allowHTTP); err != nil {
+		return Endpoint{}, fmt.Errorf("url: %w", err)
+	}
+	if len(e.Secrets) == 0 {
+		return Endpoint{}, errors.New("secrets: list at least one (whsec_...)")
+	}
+	secrets := make([]Secret, len(e.Secrets))
+	for j, text := range e.Secrets {
+		var err error
+		if secrets[j], err = ParseSecret(text); err != nil {
+			return Endpoint{}, fmt.Errorf("secret %d: %w", j+1, err)
+		}
+	}
+	format := e.Format
+	if format == "" {
+		format = FormatOrigin
+	}
+	if !slices.Contains(Formats, format) {
+		return Endpoint{}, fmt.Errorf("format: %q is not a format (origin, envelope)", e.Format)
+	}
+	for _, ev := range e.Events {
+		switch {
+		case !slices.Contains(Events, ev):
+			return Endpoint{}, fmt.Errorf("events: %q is not an event (%s)", ev, strings.Join(Events, ", "))
+		case format == FormatOrigin && ev != EventPlantCreated:
+			return Endpoint{}, fmt.Errorf("events: %q is sent in envelopes only: add \"format: envelope\" "+
+				"(the origin format's body is the created plant, for plant.created alone)", ev)
+		}
+	}
+	return Endpoint{Name: e.Name, URL: e.URL, Secrets: secrets, Format: format, Events: e.Events}, nil
+}
+
+// decodeStrict decodes the JSON doc into v, refusing a field v lacks.
+func decodeStrict(doc []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// endpointWhere names the endpoint raw, the i-th of the file, in an error:
+// by its position and, when it has one, its name.
+func endpointWhere(i int, raw json.RawMessage) string {
+	var named struct {
+		Name any `json:"name"`
+	}
+	if json.Unmarshal(raw, &named) == nil {
+		if name, ok := named.Name.(string); ok {
+			return fmt.Sprintf("endpoint %d (%q)", i+1, name)
+		}
+	}
+	return fmt.Sprintf("endpoint %d", i+1)
+}
+
+// fileLists names what each list of the file holds.
+var fileLists = map[string]string{"endpoints": "endpoints", "secrets": "secrets (whsec_...)", "events": "events"}
+
+// syntaxError says what is wrong with a part of the file that does not
+// decode, in the file's words (a field, a list, text) rather than Go's:
+// an unknown field, with what the part may hold (fields), or a value of
+// the wrong type, by its field. It never quotes a value, which may be a
+// secret.
+func syntaxError(err error, fields string) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		got := valueKind(typeErr.Value)
+		field, _, _ := strings.Cut(typeErr.Field, ".")
+		switch {
+		case field == "":
+			return fmt.Sprintf("must be a mapping (%s), not %s", fields, got)
+		case fileLists[field] != "" && typeErr.Type.Kind() == reflect.Slice:
+			return fmt.Sprintf("%s: must be a list of %s, not %s", field, fileLists[field], got)
+		case fileLists[field] != "":
+			return fmt.Sprintf("%s: each must be text, not %s", field, got)
+		}
+		return fmt.Sprintf("%s: must be text, not %s", field, got)
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Sprintf("unknown field %s (%s)", field, fields)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// valueKind is a JSON value's kind as json.UnmarshalTypeError gives it
+// ("number 5", "array"), in the file's words and without the value.
+func valueKind(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "array":
+		return "a list"
+	case "object":
+		return "a mapping"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "text"
+	}
+	return "a " + kind
 }
 
 // checkURL accepts an absolute https URL (http too with allowHTTP). Its

@@ -43,6 +43,34 @@ endpoints:
 	}
 }
 
+// A file that does not decode (an unknown field, a value of the wrong
+// type, an endpoint that is not a mapping) is refused in one line that
+// names the endpoint, by position and name, and says what is wrong in the
+// file's words, never quoting a value (a secret's place may hold one).
+func TestParseFileNamesTheEndpointOfASyntaxError(t *testing.T) {
+	good := webhookstest.NewSecret()
+	first := `{name: a, url: "https://x.example", secrets: [` + good + `]}`
+	for _, c := range []struct{ file, want string }{
+		{`endpoints: [` + first + `, {name: crm, url: "https://crm.example", secret: [` + good + `]}]`,
+			`endpoint 2 ("crm"): unknown field "secret" (an endpoint has name, url, secrets, format and events)`},
+		{`endpoints: [{name: crm, url: "https://crm.example", secrets: ` + good + `}]`,
+			`endpoint 1 ("crm"): secrets: must be a list of secrets (whsec_...), not text`},
+		{`endpoints: [{name: crm, url: "https://crm.example", secrets: [5]}]`, `endpoint 1 ("crm"): secrets: each must be text, not a number`},
+		{`endpoints: [` + first + `, {name: 7, url: "https://crm.example", secrets: [` + good + `]}]`, `endpoint 2: name: must be text, not a number`},
+		{`endpoints: [{name: crm, url: "https://crm.example", secrets: [` + good + `], events: plant.created}]`,
+			`endpoint 1 ("crm"): events: must be a list of events, not text`},
+		{`endpoints: [crm]`, `endpoint 1: must be a mapping (an endpoint has name, url, secrets, format and events), not text`},
+		{`endpoints: {crm: {}}`, `endpoints: must be a list of endpoints, not a mapping`},
+		{`endpoint: []`, `unknown field "endpoint" (the file has one key, "endpoints", a list of endpoints)`},
+		{"endpoints:\n  - name: a\n    name: b\n", `yaml: unmarshal errors: line 3: key "name" already set in map`},
+	} {
+		_, err := ParseFile([]byte(c.file), false)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ParseFile(%s) = %v, want %s", c.file, err, c.want)
+		}
+	}
+}
+
 func TestParseFileRefusesWithTheEndpointAndNeverTheSecret(t *testing.T) {
 	good := webhookstest.NewSecret()
 	short := "whsec_" + "c2hvcnQ=" // 5 bytes
@@ -62,7 +90,7 @@ func TestParseFileRefusesWithTheEndpointAndNeverTheSecret(t *testing.T) {
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: origin, events: [plant.deleted]}]`, `endpoint 1 ("a"): events: "plant.deleted" is sent in envelopes only: add "format: envelope"`},
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: cloudevents}]`, `endpoint 1 ("a"): format: "cloudevents" is not a format (origin, envelope)`},
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: Envelope}]`, `format: "Envelope" is not a format (origin, envelope)`},
-		{`endpoints: [{name: a, url: "https://x.example", secret: [` + good + `]}]`, `unknown field "secret"`},
+		{`endpoints: [{name: a, url: "https://x.example", secret: [` + good + `]}]`, `endpoint 1 ("a"): unknown field "secret"`},
 		{`endpoints: {`, `yaml`},
 	}
 	for _, c := range cases {

@@ -32,11 +32,6 @@ type envelopeData struct {
 	Plant   json.RawMessage `json:"plant,omitempty"`
 }
 
-// envelopeTime is the timestamp's layout: RFC 3339 in UTC with exactly
-// three fractional digits (milliseconds, trailing zeros kept), so that
-// every timestamp has one length and they sort as text.
-const envelopeTime = "2006-01-02T15:04:05.000Z07:00"
-
 // kindOf is the change dl announces. A row written before the outbox
 // recorded kinds announces a create: nothing else was announced then.
 func kindOf(dl outbox.Delivery) changes.Kind {
@@ -63,7 +58,7 @@ func envelopeOf(dl outbox.Delivery) ([]byte, error) {
 	if err := json.Unmarshal(dl.Body, &data); err != nil {
 		return nil, fmt.Errorf("the event's data is not a plant's JSON: %w", err)
 	}
-	e := envelope{Type: kind.String(), Timestamp: dl.CreatedAt.UTC().Format(envelopeTime),
+	e := envelope{Type: kind.String(), Timestamp: dl.CreatedAt.UTC().Format(changes.TimestampLayout),
 		Data: envelopeData{ID: data.ID, Version: dl.Version}}
 	if kind != changes.Deleted {
 		e.Data.Plant = dl.Body

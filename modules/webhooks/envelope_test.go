@@ -75,7 +75,7 @@ func TestEnvelopesAreExactAndTheSameOnEveryAttempt(t *testing.T) {
 func TestAnEnvelopeIsSignedAsSent(t *testing.T) {
 	secret := webhookstest.NewSecret()
 	r := webhookstest.NewReceiver(t, secret)
-	s := newSender(testConfig(), tracenoop.NewTracerProvider())
+	s := newPoster(testConfig(), tracenoop.NewTracerProvider())
 	ep := endpoint(t, "crm", r.URL, secret)
 	ep.Format = FormatEnvelope
 	dl := outbox.Delivery{ID: outbox.NewID(), Kind: changes.Deleted, Version: 42, Body: []byte(`{"id":7}`),

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,7 @@ type receivedAttempt struct {
 func (r *inProcessReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Lock()
 	status := r.status
-	r.attempts = append(r.attempts, receivedAttempt{at: time.Now(), id: req.Header.Get("webhook-id"), status: status})
+	r.attempts = append(r.attempts, receivedAttempt{at: time.Now(), id: req.Header.Get(HeaderID), status: status})
 	r.mu.Unlock()
 	w := httptest.NewRecorder()
 	w.WriteHeader(status)
@@ -76,7 +77,7 @@ func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver, opts 
 	box := store.Outbox()
 	ep := Endpoint{Name: "crm", URL: "https://crm.example/hooks", Secrets: []Secret{secret}}
 	d := NewDispatcher(cfg, box, File{Endpoints: []Endpoint{ep}}, metrics, tracenoop.NewTracerProvider(), zap.NewNop(), opts...)
-	d.send.client.Transport = receiver
+	d.poster.client.Transport = receiver
 	Hook(box, d)
 	if err := store.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -88,6 +89,10 @@ func startInProcess(t *testing.T, cfg Config, receiver *inProcessReceiver, opts 
 		_ = d.Stop(context.Background())
 		_ = store.Close()
 	})
+	// The loops' first claims, at their start, find nothing: a test's
+	// creates come after them, whatever the machine's load (a first claim
+	// that ran late would take some of them before the first poll).
+	synctest.Wait()
 	return store, metrics
 }
 

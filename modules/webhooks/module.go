@@ -25,7 +25,7 @@ import (
 // otherwise: no hook on the store, no goroutine, no route.
 var Module = fx.Module("webhooks",
 	fx.Provide(New),
-	fx.Provide(httpapi.AsAdminRoutes(func(s *Sender, log *zap.Logger) []httpapi.Route {
+	fx.Provide(httpapi.AsAdminRoutes(func(s *Service, log *zap.Logger) []httpapi.Route {
 		if !s.On() {
 			return nil
 		}
@@ -38,10 +38,11 @@ var Module = fx.Module("webhooks",
 // durable to keep events.
 var ErrNoOutbox = errors.New("--webhooks-file needs --store bolt or postgres: the memory store keeps no outbox")
 
-// Sender is the webhook sender: its outbox and dispatcher. The zero Sender
-// is webhooks off (no --webhooks-file): it hooks nothing, starts nothing
-// and serves no route.
-type Sender struct {
+// Service is webhooks as the module provides them: the store's outbox, the
+// dispatcher that sends what it holds, and the watch of the webhooks file.
+// The zero Service is webhooks off (no --webhooks-file): it hooks nothing,
+// starts nothing and serves no route.
+type Service struct {
 	Outbox     outbox.Outbox
 	Dispatcher *Dispatcher
 
@@ -50,7 +51,7 @@ type Sender struct {
 }
 
 // On reports whether s sends webhooks: whether --webhooks-file is set.
-func (s *Sender) On() bool { return s.Dispatcher != nil }
+func (s *Service) On() bool { return s.Dispatcher != nil }
 
 // Params is what New needs: the configuration and the outbox of the store
 // the plants module opened (nil for memory, which keeps none).
@@ -66,13 +67,13 @@ type Params struct {
 	Log      *zap.Logger
 }
 
-// New reads the webhooks file and builds the sender of its endpoints over
+// New reads the webhooks file and builds the service of its endpoints over
 // the store's outbox, woken by the store's change log; Register sets it
-// going. Without a file it returns the zero Sender: webhooks off.
-func New(p Params) (*Sender, error) {
+// going. Without a file it returns the zero Service: webhooks off.
+func New(p Params) (*Service, error) {
 	cfg := p.Config
 	if cfg.File == "" {
-		return &Sender{}, nil
+		return &Service{}, nil
 	}
 	file, digest, err := ReadFile(cfg.File, cfg.AllowHTTP)
 	if err != nil {
@@ -94,14 +95,14 @@ func New(p Params) (*Sender, error) {
 	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log, opts...)
 	src := NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
 	log.Info("webhooks on", zap.Strings("endpoints", d.Subscribed()))
-	return &Sender{Outbox: box, Dispatcher: d, store: box, source: src}, nil
+	return &Service{Outbox: box, Dispatcher: d, store: box, source: src}, nil
 }
 
 // Register sets s going when it is on: it hooks the store so that every
 // change writes its events, and schedules the dispatcher and the file's
 // watch to start after the store (postgres migrations included; the store
 // appended its hooks when it was built, before s) and to stop before it.
-func Register(lc fx.Lifecycle, s *Sender) {
+func Register(lc fx.Lifecycle, s *Service) {
 	if !s.On() {
 		return
 	}

@@ -43,19 +43,19 @@ type adminRoutes struct {
 }
 
 // TestModuleOffDoesNothing: without a webhooks file the module starts and
-// stops, its Sender is off and it serves no route.
+// stops, its Service is off and it serves no route.
 func TestModuleOffDoesNothing(t *testing.T) {
-	var sender *Sender
+	var svc *Service
 	var admin adminRoutes
-	app := moduleApp(t, Config{}, nil, &sender, &admin)
+	app := moduleApp(t, Config{}, nil, &svc, &admin)
 	if err := app.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := app.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if sender == nil || sender.On() || len(admin.Routes) != 0 {
-		t.Fatalf("sender %+v, %d admin routes; want an off sender and none", sender, len(admin.Routes))
+	if svc == nil || svc.On() || len(admin.Routes) != 0 {
+		t.Fatalf("service %+v, %d admin routes; want an off service and none", svc, len(admin.Routes))
 	}
 }
 
@@ -68,8 +68,8 @@ func TestModuleRefusesAFileWithoutOutbox(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.File = path
-	var sender *Sender
-	if err := moduleApp(t, cfg, nil, &sender).Err(); !errors.Is(err, ErrNoOutbox) {
+	var svc *Service
+	if err := moduleApp(t, cfg, nil, &svc).Err(); !errors.Is(err, ErrNoOutbox) {
 		t.Fatalf("app error %v, want ErrNoOutbox", err)
 	}
 }

@@ -43,9 +43,9 @@ func TestEverySecretSignsAndEachVerifies(t *testing.T) {
 		t.Fatalf("signature header %q, want two space-separated v1 signatures", sig)
 	}
 	h := http.Header{}
-	h.Set("webhook-id", "msg_abc")
-	h.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
-	h.Set("webhook-signature", sig)
+	h.Set(HeaderID, "msg_abc")
+	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(HeaderSignature, sig)
 	for _, text := range []string{oldText, newText} {
 		wh, err := standardwebhooks.NewWebhook(text)
 		if err != nil {

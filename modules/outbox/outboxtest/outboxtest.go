@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"EventsAreClaimedOncePerEndpointWithTheirBodies", testEventsAreClaimedOncePerEndpointWithTheirBodies},
 		{"RetryDeliveredAndStats", testRetryDeliveredAndStats},
 		{"BuriedDeadLettersAreListedAndRedelivered", testBuriedDeadLettersAreListedAndRedelivered},
+		{"ADeadLetterSaysWhatItWas", testADeadLetterSaysWhatItWas},
 		{"DropExceptRemovesOnlyTheRemovedEndpointsPending", testDropExceptRemovesOnlyTheRemovedEndpointsPending},
 		{"OnlyACommittedChangeWritesItsEvents", testOnlyACommittedChangeWritesItsEvents},
 		{"EveryCommittedChangeIsAnnounced", testEveryCommittedChangeIsAnnounced},

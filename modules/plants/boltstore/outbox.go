@@ -309,7 +309,7 @@ func (o *Outbox) DeadLetters(_ context.Context, endpoint string, limit int) ([]o
 				return err
 			}
 			if endpoint == "" || r.Endpoint == endpoint {
-				out = append(out, outbox.DeadLetter{ID: r.ID, Endpoint: r.Endpoint, Body: r.Body, CreatedAt: time.Unix(0, r.Created),
+				out = append(out, outbox.DeadLetter{ID: r.ID, Endpoint: r.Endpoint, Kind: r.kind(), Version: r.Version, Body: r.Body, CreatedAt: time.Unix(0, r.Created),
 					DiedAt: time.Unix(0, r.Died), Attempts: r.Attempts, LastError: r.LastError})
 			}
 			return nil

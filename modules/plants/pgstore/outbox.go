@@ -65,7 +65,7 @@ SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4
 WHERE id = $1 AND attempts = $2 AND dead_at IS NULL AND delivered_at IS NULL`
 	pgBurySQL = `UPDATE webhook_deliveries SET dead_at = now(), last_error = $3
 WHERE id = $1 AND attempts = $2 AND dead_at IS NULL AND delivered_at IS NULL`
-	pgDeadSQL = `SELECT id, endpoint, body, created_at, dead_at, attempts, last_error FROM webhook_deliveries
+	pgDeadSQL = `SELECT id, endpoint, kind, version, body, created_at, dead_at, attempts, last_error FROM webhook_deliveries
 WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LIMIT $2`
 	// pgRedeliverSQL redelivers the dead letter $1 if its endpoint is one
 	// of $2, in one statement; it returns the letter's endpoint and
@@ -210,7 +210,9 @@ func (o *Outbox) DeadLetters(ctx context.Context, endpoint string, limit int) ([
 	}
 	var out []outbox.DeadLetter
 	var dl outbox.DeadLetter
-	_, err = pgx.ForEachRow(rows, []any{&dl.ID, &dl.Endpoint, &dl.Body, &dl.CreatedAt, &dl.DiedAt, &dl.Attempts, &dl.LastError}, func() error {
+	var kind int16
+	_, err = pgx.ForEachRow(rows, []any{&dl.ID, &dl.Endpoint, &kind, &dl.Version, &dl.Body, &dl.CreatedAt, &dl.DiedAt, &dl.Attempts, &dl.LastError}, func() error {
+		dl.Kind = changes.Kind(kind) //nolint:gosec // G115: a kind the store wrote
 		out = append(out, dl)
 		dl.Body = nil
 		return nil

@@ -57,7 +57,7 @@ func TestAnAnswersHeadersAreReadOnlySoFar(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 		}))
 	}
-	s := newSender(testConfig(), tracenoop.NewTracerProvider())
+	s := newPoster(testConfig(), tracenoop.NewTracerProvider())
 	dl := outbox.Delivery{ID: outbox.NewID(), Body: []byte(`{"id":1,"name":"a"}`), Attempt: 1}
 	for _, c := range []struct {
 		headerBytes int

@@ -21,6 +21,17 @@ import (
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
+// The headers of Standard Webhooks 1.0 that every request carries.
+const (
+	// HeaderID is the event's id for this endpoint, the same on every
+	// attempt: a receiver drops a duplicate by it.
+	HeaderID = "webhook-id"
+	// HeaderTimestamp is the attempt's time, in Unix seconds.
+	HeaderTimestamp = "webhook-timestamp"
+	// HeaderSignature is Sign's: "v1," and a signature per active secret.
+	HeaderSignature = "webhook-signature"
+)
+
 // maxAnswerBytes is as much of a receiver's answer as is read: enough to
 // reuse the connection after a short answer, and no more, whatever the
 // receiver sends.
@@ -44,15 +55,15 @@ type attemptResult struct {
 	reason     string        // why it failed, for the log and the outbox; never the URL
 }
 
-// sender makes attempts: one signed POST each.
-type sender struct {
+// poster makes attempts: one signed POST each.
+type poster struct {
 	client    *http.Client
 	userAgent string
 	tracer    trace.Tracer
 	now       func() time.Time
 }
 
-func newSender(cfg Config, tp trace.TracerProvider) *sender {
+func newPoster(cfg Config, tp trace.TracerProvider) *poster {
 	transport := &http.Transport{
 		Proxy:               nil, // a proxy would dial for us, past the guard
 		DialContext:         newDialer(cfg.AllowPrivate).DialContext,
@@ -65,7 +76,7 @@ func newSender(cfg Config, tp trace.TracerProvider) *sender {
 		MaxResponseHeaderBytes: maxAnswerBytes,
 		IdleConnTimeout:        90 * time.Second,
 	}
-	return &sender{
+	return &poster{
 		client: &http.Client{
 			Transport: transport,
 			Timeout:   cfg.Timeout,
@@ -80,16 +91,16 @@ func newSender(cfg Config, tp trace.TracerProvider) *sender {
 }
 
 // attempt POSTs d to ep once, in ep's format.
-func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
+func (p *poster) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
 	// The delivery joins the create's trace: its span's parent is the
 	// create's, carried in the outbox.
 	parent := ctx
 	if d.TraceParent != "" {
 		parent = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": d.TraceParent})
 	}
-	ctx, span := s.tracer.Start(parent, "webhook "+kindOf(d).String(), trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := p.tracer.Start(parent, "webhook "+kindOf(d).String(), trace.WithSpanKind(trace.SpanKindClient))
 	defer span.End()
-	r := s.post(ctx, ep, d)
+	r := p.post(ctx, ep, d)
 	if !span.IsRecording() { // tracing is off: build no attributes
 		return r
 	}
@@ -104,7 +115,7 @@ func (s *sender) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) at
 	return r
 }
 
-func (s *sender) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
+func (p *poster) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
 	body, err := payload(ep, d)
 	if err != nil {
 		return attemptResult{outcome: outcomeError, reason: err.Error()}
@@ -113,17 +124,17 @@ func (s *sender) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attem
 	if err != nil {
 		return attemptResult{outcome: outcomeError, reason: "bad request: " + err.Error()}
 	}
-	ts := s.now()
+	ts := p.now()
 	h := req.Header
 	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", s.userAgent)
-	h.Set("webhook-id", d.ID)
-	h.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
-	h.Set("webhook-signature", Sign(ep.Secrets, d.ID, ts, body)) // the bytes sent, envelope and all
+	h.Set("User-Agent", p.userAgent)
+	h.Set(HeaderID, d.ID)
+	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	h.Set(HeaderSignature, Sign(ep.Secrets, d.ID, ts, body)) // the bytes sent, envelope and all
 	if d.TraceParent != "" {
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
 	}
-	resp, err := s.client.Do(req)
+	resp, err := p.client.Do(req)
 	if err != nil {
 		return failure(err)
 	}
