@@ -325,7 +325,7 @@ func TestDeletingTheDefaultVariantPointsAtTheMove(t *testing.T) {
 	}
 	text := read(t, "docs/kubernetes.md")
 	found := 0
-	for _, at := range regexp.MustCompile("delete -k deploy/k8s\\b").FindAllStringIndex(text, -1) {
+	for _, at := range regexp.MustCompile(`delete -k deploy/k8s\b`).FindAllStringIndex(text, -1) {
 		found++
 		// The paragraph that holds it, or the one before its block.
 		start := strings.LastIndex(text[:at[0]], "\n\n")

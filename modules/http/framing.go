@@ -162,7 +162,7 @@ func (c *framingConn) Close() error {
 func (c *framingConn) linger() {
 	defer c.Conn.Close()
 	_ = c.CloseWrite()
-	if c.Conn.SetReadDeadline(time.Now().Add(LingerFor)) != nil {
+	if c.SetReadDeadline(time.Now().Add(LingerFor)) != nil {
 		return
 	}
 	buf := make([]byte, 32<<10)

@@ -78,7 +78,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 // those still running then are cut off and stay pending. Its signature is
 // an Fx stop hook's.
 func (d *Dispatcher) Stop(ctx context.Context) error {
-	d.background.stop(ctx)
+	d.stop(ctx)
 	d.settled.stop()
 	return nil
 }
