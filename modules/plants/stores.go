@@ -39,8 +39,8 @@ const (
 // webhooks' need of an outbox and the serving line all read this table.
 var storeKinds = []StoreKind{
 	{Name: StoreMemory, ChangeLog: true, open: openMemory},
-	{Name: StoreBolt, Outbox: true, ChangeLog: true, Durable: true, open: openBolt, migrate: migrateBolt, flags: boltFlags, validate: validateBolt, serving: servingBolt},
-	{Name: StorePostgres, Outbox: true, ChangeLog: true, Durable: true, Replicas: true, open: openPostgres, migrate: migratePostgres, flags: postgresFlags, validate: validatePostgres, serving: servingPostgres},
+	{Name: StoreBolt, Outbox: true, ChangeLog: true, open: openBolt, migrate: migrateBolt, flags: boltFlags, validate: validateBolt, serving: servingBolt},
+	{Name: StorePostgres, Outbox: true, ChangeLog: true, open: openPostgres, migrate: migratePostgres, flags: postgresFlags, validate: validatePostgres, serving: servingPostgres},
 }
 
 // StoreKind is one store this build can open: what it supports, and how to
@@ -50,11 +50,9 @@ type StoreKind struct {
 	// and the serving line's store.
 	Name string
 
-	// What the store keeps and allows besides plant.Store.
+	// What the store keeps besides plant.Store.
 	Outbox    bool // an outbox written in each change's commit: webhooks can run on it
 	ChangeLog bool // a change log: the change feed, and what wakes the webhooks' dispatcher
-	Durable   bool // its plants outlive the process
-	Replicas  bool // several replicas can serve the same plants
 
 	// open builds the store from cfg without starting anything.
 	open func(cfg Config, tp trace.TracerProvider) (*Opened, error)

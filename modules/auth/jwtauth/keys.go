@@ -40,7 +40,6 @@ type KeySource struct {
 	refresh      time.Duration
 	client       *http.Client
 	log          *zap.Logger
-	now          func() time.Time
 	fetchTimeout time.Duration
 	maxWaiters   int // requests that may wait for one fetch; maxKeyWaiters
 
@@ -100,7 +99,7 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 	}
 	k := &KeySource{
 		issuer: cfg.Issuer, jwksURL: cfg.JWKSURL, tokenFile: cfg.FetchToken,
-		refresh: cfg.Refresh, client: client, log: log, now: time.Now,
+		refresh: cfg.Refresh, client: client, log: log,
 		fetchTimeout: fetchTimeout, maxWaiters: maxKeyWaiters,
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "plantstore_auth_jwks_up",
@@ -235,7 +234,7 @@ func (k *KeySource) startFetchLocked() *fetchCall {
 			// The window counts from the end too: an issuer that hangs
 			// for longer than MinKIDRefresh still gets one fetch per
 			// window, not one after the other.
-			k.lastKIDRefresh = k.now()
+			k.lastKIDRefresh = time.Now()
 		}
 		k.mu.Unlock()
 		call.err = err
@@ -254,7 +253,7 @@ func (k *KeySource) fetchAndUse(ctx context.Context) error {
 	}
 	k.keys.Store(set)
 	k.up.Set(1)
-	k.lastSuccess.Set(float64(k.now().UnixNano()) / 1e9)
+	k.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
 	k.count.Set(float64(set.len()))
 	k.fetchCount.WithLabelValues("ok").Inc()
 	return nil
@@ -272,7 +271,7 @@ func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
 	k.mu.Lock()
 	call := k.inFlight
 	if call == nil {
-		now := k.now()
+		now := time.Now()
 		if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < MinKIDRefresh {
 			k.mu.Unlock()
 			return k.keys.Load().lookup(kid) // a fetch may have ended since the first look

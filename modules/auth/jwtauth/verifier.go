@@ -25,7 +25,6 @@ type Verifier struct {
 	audience      string
 	scopeClaim    string
 	subjectScopes SubjectScopes
-	now           func() time.Time
 	cache         *verified
 }
 
@@ -37,7 +36,7 @@ func NewVerifier(cfg Config, keys *KeySource) *Verifier {
 	}
 	return &Verifier{
 		keys: keys, issuer: cfg.Issuer, audience: cfg.Audience, scopeClaim: claim,
-		subjectScopes: cfg.SubjectScopes, now: time.Now, cache: newVerified(maxVerified),
+		subjectScopes: cfg.SubjectScopes, cache: newVerified(maxVerified),
 	}
 }
 
@@ -53,7 +52,7 @@ func (v *Verifier) Authenticate(ctx context.Context, token string) (*principal.P
 		return nil, ErrNotJWT
 	}
 	d := sha256.Sum256([]byte(token))
-	now := v.now()
+	now := time.Now()
 	if p := v.cache.get(d, now); p != nil {
 		return p, nil
 	}
@@ -95,7 +94,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*principal.Princip
 		jwt.WithAcceptableSkew(Leeway),
 		jwt.WithRequiredClaim(jwt.ExpirationKey),
 		jwt.WithRequiredClaim(jwt.SubjectKey),
-		jwt.WithClock(jwt.ClockFunc(v.now)),
+		jwt.WithClock(jwt.ClockFunc(time.Now)),
 	}
 	if v.issuer != "" {
 		opts = append(opts, jwt.WithIssuer(v.issuer))
