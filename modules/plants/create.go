@@ -19,7 +19,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := DecodeNewPlant(body)
+	p, err := decodeNewPlant(body)
 	if err != nil {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return

@@ -34,18 +34,18 @@ type Config struct {
 	ChangesRetention time.Duration
 
 	Bolt     boltstore.Config
-	Postgres pgstore.Config // Tracer is set by Open
+	Postgres pgstore.Config // Tracer is set by openConfigured
 }
 
-// DefaultChangesRetention is --changes-retention's default: three days, a
+// defaultChangesRetention is --changes-retention's default: three days, a
 // long weekend of a follower or a webhook receiver being down.
-const DefaultChangesRetention = 72 * time.Hour
+const defaultChangesRetention = 72 * time.Hour
 
-// MinChangesRetention is the shortest --changes-retention accepted: a
+// minChangesRetention is the shortest --changes-retention accepted: a
 // follower must have time to read a change before it is pruned.
-const MinChangesRetention = time.Minute
+const minChangesRetention = time.Minute
 
-// Module opens the configured store (see StoreKinds) and contributes the API
+// Module opens the configured store (see storeKinds) and contributes the API
 // routes and the store's readiness check. Inside the module the
 // plant.Store and the change log are the instrumented ones (fx.Decorate),
 // so the handlers, the feed and the readiness check are timed and traced.
@@ -73,7 +73,7 @@ var Module = fx.Module("plants",
 			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
-	fx.Invoke(func(reg prometheus.Registerer, o *Opened) error { return o.RegisterMetrics(reg) }),
+	fx.Invoke(func(reg prometheus.Registerer, o *openedStore) error { return o.RegisterMetrics(reg) }),
 )
 
 // handlersParams is what the API handlers are built from: the store, and its
@@ -121,16 +121,16 @@ type storeFacesResult struct {
 	Changes changes.ChangeLog
 }
 
-func storeFaces(o *Opened) storeFacesResult {
+func storeFaces(o *openedStore) storeFacesResult {
 	return storeFacesResult{Store: o.Store, Outbox: o.Outbox, Changes: o.Changes}
 }
 
-// openStore opens the store cfg names (Open). Opening only builds; the
+// openStore opens the store cfg names (openConfigured). Opening only builds; the
 // store's goroutines start in its OnStart hook (after postgres's
 // migrations), and it closes when the app stops, after the listeners have
 // drained.
-func openStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (*Opened, error) {
-	o, err := Open(cfg, tp)
+func openStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (*openedStore, error) {
+	o, err := openConfigured(cfg, tp)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -55,7 +54,7 @@ type StoreKind struct {
 	ChangeLog bool // a change log: the change feed, and what wakes the webhooks' dispatcher
 
 	// open builds the store from cfg without starting anything.
-	open func(cfg Config, tp trace.TracerProvider) (*Opened, error)
+	open func(cfg Config, tp trace.TracerProvider) (*openedStore, error)
 	// migrate brings the store's schema up to date and closes it; nil for
 	// a store that keeps no schema.
 	migrate func(ctx context.Context, cfg Config) error
@@ -69,9 +68,6 @@ type StoreKind struct {
 	// plants; nil for nothing.
 	serving func(cfg Config) []zap.Field
 }
-
-// StoreKinds returns every store this build can open, in the table's order.
-func StoreKinds() []StoreKind { return slices.Clone(storeKinds) }
 
 // LookupStore returns the kind named name (a --store value).
 func LookupStore(name string) (StoreKind, bool) {
@@ -95,9 +91,9 @@ func storeNames() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// Opened is a store as its kind opened it, not yet started: its faces,
+// openedStore is a store as its kind opened it, not yet started: its faces,
 // and what starts it and measures it. Close closes it.
-type Opened struct {
+type openedStore struct {
 	Kind    StoreKind
 	Store   plant.Store
 	Outbox  outbox.Store // nil for a store that keeps none
@@ -107,10 +103,10 @@ type Opened struct {
 	metrics []storeMetric
 }
 
-// Open opens the store cfg names, without Fx: Start sets its goroutines
+// openConfigured opens the store cfg names, without Fx: Start sets its goroutines
 // going (after postgres's migrations), Close closes it. cfg's retention
 // and the tracer of postgres's statements are handed to the store.
-func Open(cfg Config, tp trace.TracerProvider) (*Opened, error) {
+func openConfigured(cfg Config, tp trace.TracerProvider) (*openedStore, error) {
 	k, ok := LookupStore(cfg.Store)
 	if !ok {
 		return nil, fmt.Errorf("store %q is not available in this build", cfg.Store)
@@ -125,7 +121,7 @@ func Open(cfg Config, tp trace.TracerProvider) (*Opened, error) {
 
 // Start runs the store's start steps in order, stopping at the first that
 // fails.
-func (o *Opened) Start(ctx context.Context) error {
+func (o *openedStore) Start(ctx context.Context) error {
 	for _, start := range o.start {
 		if err := start(ctx); err != nil {
 			return err
@@ -135,11 +131,11 @@ func (o *Opened) Start(ctx context.Context) error {
 }
 
 // Close closes the store.
-func (o *Opened) Close() error { return o.Store.Close() }
+func (o *openedStore) Close() error { return o.Store.Close() }
 
 // RegisterMetrics exports on reg the figures the store keeps of itself
 // (its commits, say); a store that keeps none exports nothing.
-func (o *Opened) RegisterMetrics(reg prometheus.Registerer) error {
+func (o *openedStore) RegisterMetrics(reg prometheus.Registerer) error {
 	return registerStoreMetrics(reg, o.metrics)
 }
 
@@ -166,21 +162,21 @@ func (c Config) ServingFields() []zap.Field {
 
 // The memory store: no schema, no flags, nothing on disk.
 
-func openMemory(cfg Config, _ trace.TracerProvider) (*Opened, error) {
+func openMemory(cfg Config, _ trace.TracerProvider) (*openedStore, error) {
 	s := memstore.NewWithOptions(memstore.Options{ChangesRetention: cfg.ChangesRetention})
-	return &Opened{Store: s, Changes: s, start: []func(context.Context) error{s.Start}}, nil // the change log's pruner
+	return &openedStore{Store: s, Changes: s, start: []func(context.Context) error{s.Start}}, nil // the change log's pruner
 }
 
 // The bolt store: plants.db in --data-dir.
 
-func openBolt(cfg Config, _ trace.TracerProvider) (*Opened, error) {
+func openBolt(cfg Config, _ trace.TracerProvider) (*openedStore, error) {
 	boltCfg := cfg.Bolt
 	boltCfg.ChangesRetention = cfg.ChangesRetention
 	s, err := boltstore.OpenConfig(boltCfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Opened{
+	return &openedStore{
 		Store: s, Outbox: s.Outbox(), Changes: s.Changes(),
 		start:   []func(context.Context) error{s.Start}, // the group committer's goroutine, and the pruner's
 		metrics: boltMetrics(s),
@@ -228,7 +224,7 @@ func boltMetrics(s *boltstore.Store) []storeMetric {
 
 // The postgres store: a database that several replicas share.
 
-func openPostgres(cfg Config, tp trace.TracerProvider) (*Opened, error) {
+func openPostgres(cfg Config, tp trace.TracerProvider) (*openedStore, error) {
 	pgCfg := cfg.Postgres
 	pgCfg.Tracer = postgresTracer(tp)
 	pgCfg.ChangesRetention = cfg.ChangesRetention
@@ -236,7 +232,7 @@ func openPostgres(cfg Config, tp trace.TracerProvider) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Opened{
+	return &openedStore{
 		Store: pg, Outbox: pg.Outbox(), Changes: pg,
 		// Migrating is the first contact with the database: an unreachable
 		// one fails the start (exit 2) once the connect timeout has passed,

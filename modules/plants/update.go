@@ -29,7 +29,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := DecodeReplacement(body, id)
+	p, err := decodeReplacement(body, id)
 	if err != nil {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return

@@ -22,7 +22,7 @@ import (
 // KeySource holds the issuer's public keys. It fetches them at start and
 // every refresh interval in the background; a token signed by a key it
 // does not know (the issuer rotated) makes it fetch at once, but at most
-// once per MinKIDRefresh, so that a flood of tokens with made-up kids
+// once per minKIDRefresh, so that a flood of tokens with made-up kids
 // cannot hammer the issuer. When the issuer is down, the keys last fetched
 // stay in use: readiness is about serving, and tokens signed by those keys
 // are still good. plantstore_auth_jwks_up says whether the last fetch
@@ -68,12 +68,12 @@ type fetchCall struct {
 	done    chan struct{}
 	err     error
 	waiters int  // requests with an unknown kid waiting for it, under KeySource.mu
-	byKID   bool // started by an unknown kid: its end also starts MinKIDRefresh
+	byKID   bool // started by an unknown kid: its end also starts minKIDRefresh
 }
 
-// MinKIDRefresh is the least time between two fetches caused by unknown
+// minKIDRefresh is the least time between two fetches caused by unknown
 // kids.
-const MinKIDRefresh = 5 * time.Second
+const minKIDRefresh = 5 * time.Second
 
 // fetchTimeout bounds one fetch (discovery and JWKS together).
 const fetchTimeout = 10 * time.Second
@@ -120,7 +120,7 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 		done: make(chan struct{}),
 	}
 	if k.refresh <= 0 {
-		k.refresh = DefaultRefresh
+		k.refresh = defaultRefresh
 	}
 	k.fetchCount.WithLabelValues("ok")
 	k.fetchCount.WithLabelValues("error")
@@ -232,7 +232,7 @@ func (k *KeySource) startFetchLocked() *fetchCall {
 		k.inFlight = nil
 		if call.byKID {
 			// The window counts from the end too: an issuer that hangs
-			// for longer than MinKIDRefresh still gets one fetch per
+			// for longer than minKIDRefresh still gets one fetch per
 			// window, not one after the other.
 			k.lastKIDRefresh = time.Now()
 		}
@@ -261,7 +261,7 @@ func (k *KeySource) fetchAndUse(ctx context.Context) error {
 
 // key returns the key with kid (any key, when kid is "" and there is one).
 // On a miss it waits, as long as ctx allows, for the fetch under way or
-// for a new one; but within MinKIDRefresh of the last fetch a miss started,
+// for a new one; but within minKIDRefresh of the last fetch a miss started,
 // with none under way, or when maxWaiters already wait, it answers at once
 // that there is no such key.
 func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
@@ -272,7 +272,7 @@ func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
 	call := k.inFlight
 	if call == nil {
 		now := time.Now()
-		if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < MinKIDRefresh {
+		if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < minKIDRefresh {
 			k.mu.Unlock()
 			return k.keys.Load().lookup(kid) // a fetch may have ended since the first look
 		}

@@ -40,16 +40,16 @@ func NewVerifier(cfg Config, keys *KeySource) *Verifier {
 	}
 }
 
-// ErrNotJWT is the answer for a token that is not shaped like a JWT (three
+// errNotJWT is the answer for a token that is not shaped like a JWT (three
 // dot-separated parts): most likely a static token that is not listed, so
 // the middleware counts it as a plain invalid token.
-var ErrNotJWT = errors.New("not a JWT")
+var errNotJWT = errors.New("not a JWT")
 
 // Authenticate implements auth.Authenticator. A refusal is a *Failure
-// (but ErrNotJWT).
+// (but errNotJWT).
 func (v *Verifier) Authenticate(ctx context.Context, token string) (*principal.Principal, error) {
 	if strings.Count(token, ".") != 2 {
-		return nil, ErrNotJWT
+		return nil, errNotJWT
 	}
 	d := sha256.Sum256([]byte(token))
 	now := time.Now()
@@ -67,7 +67,7 @@ func (v *Verifier) Authenticate(ctx context.Context, token string) (*principal.P
 func (v *Verifier) verify(ctx context.Context, token string) (*principal.Principal, time.Time, error) {
 	msg, err := jws.ParseString(token)
 	if err != nil || len(msg.Signatures()) != 1 {
-		return nil, time.Time{}, fail(ReasonMalformed, errors.New("not a compact JWS with one signature"))
+		return nil, time.Time{}, fail(reasonMalformed, errors.New("not a compact JWS with one signature"))
 	}
 	hdr := msg.Signatures()[0].ProtectedHeaders()
 	name, _ := hdr.Algorithm()
@@ -91,7 +91,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*principal.Princip
 	opts := []jwt.ParseOption{
 		jwt.WithVerify(false), // verified above, with the key the kid named
 		jwt.WithAudience(v.audience),
-		jwt.WithAcceptableSkew(Leeway),
+		jwt.WithAcceptableSkew(leeway),
 		jwt.WithRequiredClaim(jwt.ExpirationKey),
 		jwt.WithRequiredClaim(jwt.SubjectKey),
 		jwt.WithClock(jwt.ClockFunc(time.Now)),
@@ -122,7 +122,7 @@ func claimReason(err error) string {
 	case errors.Is(err, jwt.MissingRequiredClaimError()):
 		return ReasonMissingClaim
 	}
-	return ReasonMalformed
+	return reasonMalformed
 }
 
 // scopes are the known scopes in the token's scope claim (a
