@@ -419,16 +419,16 @@ func (o *Outbox) view(fn func(tx *bolt.Tx) error) error {
 	return o.store.viewDurable(func(tx *bolt.Tx, _ int) error { return fn(tx) })
 }
 
-// MaxReplay is the most events one Replay makes due: a larger replay is
+// maxReplay is the most events one Replay makes due: a larger replay is
 // several calls, each one commit of a bounded size.
-const MaxReplay = 10_000
+const maxReplay = 10_000
 
 // Replay implements outbox.Outbox: the delivered events of endpoint from
 // since on move back to the pending deliveries, due now, with their
 // attempts counted from zero. One moved is no longer delivered, so a
 // second replay finds it pending and leaves it.
 func (o *Outbox) Replay(ctx context.Context, endpoint string, since time.Time, limit int) (int, error) {
-	limit = min(limit, MaxReplay)
+	limit = min(limit, maxReplay)
 	if limit <= 0 {
 		return 0, nil
 	}
