@@ -16,26 +16,8 @@ import (
 	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
-
-// Config is the plants part of the program's configuration. Each store
-// owns its own part (and its flags); only the chosen store's is used.
-type Config struct {
-	Store        string // memory, bolt or postgres
-	MaxBodyBytes int64
-	// MaxImportBytes caps one stream of the bulk create (POST /plants:import).
-	MaxImportBytes int64
-	// ChangesRetention is how long every store keeps a change in its log,
-	// and a delivered webhook event for a replay; zero keeps them for
-	// ever, on every store (the flag's default is DefaultChangesRetention).
-	ChangesRetention time.Duration
-
-	Bolt     boltstore.Config
-	Postgres pgstore.Config // Tracer is set by openConfigured
-}
 
 // defaultChangesRetention is --changes-retention's default: three days, a
 // long weekend of a follower or a webhook receiver being down.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
@@ -23,6 +24,23 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
+
+// Config is the plants part of the program's configuration. Each store
+// owns its own part (and its flags), a field here beside the store table;
+// only the chosen store's is used.
+type Config struct {
+	Store        string // memory, bolt or postgres
+	MaxBodyBytes int64
+	// MaxImportBytes caps one stream of the bulk create (POST /plants:import).
+	MaxImportBytes int64
+	// ChangesRetention is how long every store keeps a change in its log,
+	// and a delivered webhook event for a replay; zero keeps them for
+	// ever, on every store (the flag's default is defaultChangesRetention).
+	ChangesRetention time.Duration
+
+	Bolt     boltstore.Config
+	Postgres pgstore.Config // Tracer is set by openConfigured
+}
 
 // Store names accepted by Config.Store: the kinds' names.
 const (
