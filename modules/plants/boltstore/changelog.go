@@ -195,7 +195,7 @@ func (l *ChangeLog) PruneChanges(ctx context.Context, before time.Time) (int, er
 	total := 0
 	for {
 		var n int
-		err := l.store.update(ctx, func(tx *bolt.Tx) error {
+		err := l.store.Update(ctx, func(tx *bolt.Tx) error {
 			n = 0 // the write may run again
 			b := tx.Bucket(changesBucket)
 			var doomed [][]byte

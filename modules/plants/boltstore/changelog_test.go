@@ -26,7 +26,7 @@ func TestChangesReadOnlyWhatIsOnDisk(t *testing.T) {
 	if _, err := s.Create(ctx, plant.Plant{ID: 1, Name: "on disk"}); err != nil {
 		t.Fatal(err)
 	}
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.Update(ctx, func(tx *bolt.Tx) error {
 		if _, err := s.logChange(tx, changes.Created, func() []byte { k := plantKey(2); return k[:] }(), []byte{valueNoTag, 0}); err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func TestAnOlderDeliveryIsACreateOfNoVersion(t *testing.T) {
 	ctx := context.Background()
 	s := openInternal(t)
 	now := time.Now()
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.Update(ctx, func(tx *bolt.Tx) error {
 		v, err := pendingValue(boltRecord{ID: "msg_old", Endpoint: "a", Body: []byte(`{"id":1,"name":"old"}`), Created: now.UnixNano()})
 		if err != nil {
 			return err

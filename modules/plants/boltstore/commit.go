@@ -83,7 +83,7 @@ type Stats struct {
 	Commits int64
 	// WritesCommitted counts the writes those transactions carried:
 	// creates, replaces and deletes, the webhooks' outbox writes and the
-	// pruner's (every update), an answered one (a conflict, a precondition
+	// pruner's (every Update), an answered one (a conflict, a precondition
 	// that failed) included. A write that failed, which its transaction
 	// was re-run without, is not; nor is a create of a plant already on
 	// disk, answered from a read without a commit.
@@ -241,11 +241,11 @@ func (c *committer) commit(batch []*pending, outcomes []outcome) {
 	}
 }
 
-// update runs fn in a write transaction of the group commit, shared with
+// Update runs fn in a write transaction of the group commit, shared with
 // the creates and deletes queued with it, and returns once it is on disk.
 // Like every write, fn must depend on the transaction's state only: it may
 // run again when another write of its batch fails.
-func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+func (s *Store) Update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	_, err := s.writes.do(ctx, func(tx *bolt.Tx) (plant.CreateResult, error) { return 0, fn(tx) })
 	return err
 }

@@ -209,7 +209,7 @@ func (o *Outbox) Claim(_ context.Context, endpoint string, max int, lease time.D
 
 // settle runs fn in a write transaction and then forgets d's lease.
 func (o *Outbox) settle(ctx context.Context, d outbox.Delivery, fn func(tx *bolt.Tx) error) error {
-	err := o.store.update(ctx, fn)
+	err := o.store.Update(ctx, fn)
 	o.mu.Lock()
 	delete(o.leased, d.ID)
 	o.mu.Unlock()
@@ -220,7 +220,7 @@ func (o *Outbox) settle(ctx context.Context, d outbox.Delivery, fn func(tx *bolt
 // delivered bucket, filed under its endpoint, its change's commit time and
 // its id, for Replay and Prune to seek.
 func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
-	err := o.store.update(ctx, func(tx *bolt.Tx) error {
+	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
 		b, delivered := tx.Bucket(outboxBucket), tx.Bucket(deliveredBucket)
 		for _, d := range ds {
 			r, err := o.take(b, d)
@@ -324,7 +324,7 @@ func (o *Outbox) DeadLetters(_ context.Context, endpoint string, limit int) ([]o
 // Redeliver implements outbox.Outbox.
 func (o *Outbox) Redeliver(ctx context.Context, id string, configured []string) error {
 	now := time.Now()
-	return o.store.update(ctx, func(tx *bolt.Tx) error {
+	return o.store.Update(ctx, func(tx *bolt.Tx) error {
 		dead := tx.Bucket(deadLetterBucket)
 		v := dead.Get([]byte(id))
 		if v == nil {
@@ -352,7 +352,7 @@ func (o *Outbox) Redeliver(ctx context.Context, id string, configured []string) 
 // DropExcept implements outbox.Outbox.
 func (o *Outbox) DropExcept(ctx context.Context, keep []string) (map[string]int, error) {
 	var dropped map[string]int
-	err := o.store.update(ctx, func(tx *bolt.Tx) error {
+	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
 		dropped = make(map[string]int) // the write may run again
 		b := tx.Bucket(outboxBucket)
 		var doomed [][]byte
@@ -434,7 +434,7 @@ func (o *Outbox) Replay(ctx context.Context, endpoint string, since time.Time, l
 	}
 	now := time.Now()
 	var n int
-	err := o.store.update(ctx, func(tx *bolt.Tx) error {
+	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
 		n = 0 // the write may run again
 		delivered, pending := tx.Bucket(deliveredBucket), tx.Bucket(outboxBucket)
 		prefix := append([]byte(endpoint), 0)
@@ -474,7 +474,7 @@ func (o *Outbox) Prune(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
 		var n int
-		err := o.store.update(ctx, func(tx *bolt.Tx) error {
+		err := o.store.Update(ctx, func(tx *bolt.Tx) error {
 			n = 0 // the write may run again
 			b := tx.Bucket(deliveredBucket)
 			var doomed [][]byte

@@ -50,7 +50,7 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 
 	var notYet []byte // the last round's stand-in for a commit still syncing
 	for round := range 20 {
-		err := s.update(ctx, func(tx *bolt.Tx) error {
+		err := s.Update(ctx, func(tx *bolt.Tx) error {
 			// A commit still syncing is always the newest, so its
 			// deliveries are the last due: the stand-in of the round
 			// before has synced (here: gone) by the time this one files.
@@ -75,7 +75,7 @@ func TestBoltClaimsOnlyWhatIsOnDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// update returned: its transaction is on disk.
+		// Update returned: its transaction is on disk.
 		got, err := box.Claim(ctx, "a", 10, time.Hour)
 		if err != nil {
 			t.Fatal(err)
