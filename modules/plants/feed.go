@@ -290,7 +290,7 @@ func parseChangesQuery(raw string) (changesQuery, error) {
 }
 
 // parseWait reads a wait in Go's duration syntax ("30s", "1m", "0"), from
-// 0 to MaxChangesWait.
+// 0 to maxChangesWait.
 func parseWait(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 || d > maxChangesWait {

@@ -86,7 +86,7 @@ type Writer struct {
 
 // planned is what the next write's plan writes: its event for each of
 // endpoints, leased or not; with describe, an event describing each
-// change (Describe) instead.
+// change (eventOf) instead.
 type planned struct {
 	event     outbox.Event
 	endpoints []string
