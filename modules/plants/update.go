@@ -20,15 +20,11 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !checkBodyHeaders(w, r, jsonContentType) {
-		return
-	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	body, ok := readBody(w, r, buf, h.maxBodyBytes)
+	body, buf, ok := h.readJSON(w, r)
 	if !ok {
 		return
 	}
+	defer putBuffer(buf)
 	p, err := decodeReplacement(body, id)
 	if err != nil {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
