@@ -8,7 +8,7 @@
 // A rewrite is a burst of events (a truncate, then one write or many, or a
 // create and a rename), and reading in its middle finds the file empty or
 // half-written. So the watcher lets a burst settle: it calls once the
-// directory has been quiet for Quiet, or MaxDelay after the burst's first
+// directory has been quiet for quietPeriod, or maxDelay after the burst's first
 // event when it never goes quiet (a busy directory must not starve the
 // reload).
 package filewatch
@@ -22,14 +22,14 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Quiet is how long the directory must see no event before the file is
+// quietPeriod is how long the directory must see no event before the file is
 // read: a writer's truncate and its writes come within microseconds of
 // each other, and a person's or a tool's next rewrite much later.
-const Quiet = 100 * time.Millisecond
+const quietPeriod = 100 * time.Millisecond
 
-// MaxDelay bounds the wait from a burst's first event to the call, for a
-// directory that is never quiet for Quiet.
-const MaxDelay = 2 * time.Second
+// maxDelay bounds the wait from a burst's first event to the call, for a
+// directory that is never quiet for quietPeriod.
+const maxDelay = 2 * time.Second
 
 // Watcher calls changed once a burst of events in the file's directory has
 // settled, and onError with the watch's own errors. Both run on its
@@ -83,7 +83,7 @@ func settle[E any](events <-chan E, errs <-chan error, changed func(), onError f
 			if first.IsZero() {
 				first = now
 			}
-			timer.Reset(min(Quiet, first.Add(MaxDelay).Sub(now)))
+			timer.Reset(min(quietPeriod, first.Add(maxDelay).Sub(now)))
 		case err, ok := <-errs:
 			if !ok {
 				return

@@ -69,7 +69,7 @@ func startSettle() *settleRun {
 	return r
 }
 
-// A burst of events (a truncate, then writes) is one call, Quiet after its
+// A burst of events (a truncate, then writes) is one call, quietPeriod after its
 // last event; a burst closed by Stop before it settled is no call.
 func TestABurstSettlesIntoOneCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -80,12 +80,12 @@ func TestABurstSettlesIntoOneCall(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 		synctest.Wait()
-		if want := []time.Duration{49*time.Millisecond + Quiet}; !slices.Equal(r.calls, want) {
+		if want := []time.Duration{49*time.Millisecond + quietPeriod}; !slices.Equal(r.calls, want) {
 			t.Fatalf("calls at %v, want %v", r.calls, want)
 		}
 		r.errs <- errors.New("overflow")
 		r.events <- struct{}{} // a burst that Stop cuts short
-		time.Sleep(Quiet / 2)
+		time.Sleep(quietPeriod / 2)
 		close(r.events)
 		<-r.done
 		if len(r.calls) != 1 || len(r.errors) != 1 || r.errors[0].Error() != "overflow" {
@@ -94,7 +94,7 @@ func TestABurstSettlesIntoOneCall(t *testing.T) {
 	})
 }
 
-// A directory that is never quiet for Quiet still gets a call MaxDelay
+// A directory that is never quiet for quietPeriod still gets a call maxDelay
 // after each burst's first event.
 func TestABusyDirectoryIsReadEveryMaxDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -107,7 +107,7 @@ func TestABusyDirectoryIsReadEveryMaxDelay(t *testing.T) {
 		synctest.Wait()
 		// Bursts start at 0, 2010ms (the first event after the call at
 		// 2000ms) and 4020ms; the last goes quiet after its event at 5970ms.
-		want := []time.Duration{MaxDelay, 2010*time.Millisecond + MaxDelay, 5970*time.Millisecond + min(Quiet, 4020*time.Millisecond+MaxDelay-5970*time.Millisecond)}
+		want := []time.Duration{maxDelay, 2010*time.Millisecond + maxDelay, 5970*time.Millisecond + min(quietPeriod, 4020*time.Millisecond+maxDelay-5970*time.Millisecond)}
 		if !slices.Equal(r.calls, want) {
 			t.Fatalf("calls at %v, want %v", r.calls, want)
 		}

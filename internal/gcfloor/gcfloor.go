@@ -35,17 +35,17 @@ const DefaultFloor = 32 << 20
 // runtimeMinimum is the heap size below which the runtime starts no
 // collection at GOGC=100. It scales with GOGC (runtime.heapMinimum), so a
 // GOGC above floor/runtimeMinimum*100 would put the next collection past
-// the floor: Percent stays at or under that.
+// the floor: percent stays at or under that.
 const runtimeMinimum = 4 << 20
 
 // defaultPercent is GOGC's default, which the floor starts from: Start
 // does nothing when GOGC is set.
 const defaultPercent = 100
 
-// Percent is the GOGC that makes the next collection start at about floor
+// percent is the GOGC that makes the next collection start at about floor
 // bytes of heap, when live bytes survived the last one: the default once
 // live is large enough, more below that.
-func Percent(live, floor uint64) int {
+func percent(live, floor uint64) int {
 	if live == 0 || live*(100+defaultPercent) >= floor*100 {
 		return defaultPercent
 	}
@@ -95,7 +95,7 @@ func (t *tuner) tune() {
 	if t.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	if p := Percent(t.sample[0].Value.Uint64(), t.floor); p != t.percent {
+	if p := percent(t.sample[0].Value.Uint64(), t.floor); p != t.percent {
 		t.percent = p
 		debug.SetGCPercent(p)
 	}

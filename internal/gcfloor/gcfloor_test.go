@@ -25,8 +25,8 @@ func TestPercent(t *testing.T) {
 		{live: 500 * mb, floor: 32 * mb, want: 100},
 		{live: 0, floor: 32 * mb, want: 100}, // nothing measured yet
 	} {
-		if got := Percent(tc.live, tc.floor); got != tc.want {
-			t.Errorf("Percent(%d MB live, %d MB floor) = %d, want %d", tc.live/mb, tc.floor/mb, got, tc.want)
+		if got := percent(tc.live, tc.floor); got != tc.want {
+			t.Errorf("percent(%d MB live, %d MB floor) = %d, want %d", tc.live/mb, tc.floor/mb, got, tc.want)
 		}
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/plantstore/plantstore/internal/repo"
 )
 
-// ErrCannotBuild means the control plane's programs could not be built: no
+// errCannotBuild means the control plane's programs could not be built: no
 // go command, or the module proxy did not answer. Tests skip on it outside CI.
-var ErrCannotBuild = errors.New("kubetest: cannot build the control plane from the Go module proxy")
+var errCannotBuild = errors.New("kubetest: cannot build the control plane from the Go module proxy")
 
 // buildModule is one of the tiny main modules under build/ and the programs
 // (its subdirectories, or "." for the module itself) it builds.
@@ -46,7 +46,7 @@ func (m buildModule) binaries() (string, error) {
 	src := filepath.Join(root, "internal", "kubetest", "build", m.dir)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrCannotBuild, err)
+		return "", fmt.Errorf("%w: %v", errCannotBuild, err)
 	}
 	key, err := cacheKey(goBin, src)
 	if err != nil {
@@ -113,7 +113,7 @@ func (m buildModule) build(goBin, src, dir string) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%w: go %s in %s: %v\n%s", ErrCannotBuild, strings.Join(args, " "), src, err, out.Bytes())
+		return fmt.Errorf("%w: go %s in %s: %v\n%s", errCannotBuild, strings.Join(args, " "), src, err, out.Bytes())
 	}
 	fmt.Fprintf(os.Stderr, "kubetest: built %s in %s\n", strings.Join(m.programs, ", "), time.Since(start).Round(time.Second))
 	return os.Rename(tmp, dir)
@@ -126,7 +126,7 @@ func cacheKey(goBin, src string) (string, error) {
 	h := sha256.New()
 	version, err := exec.CommandContext(context.Background(), goBin, "env", "GOVERSION").Output() //nolint:gosec // G204: the go command
 	if err != nil {
-		return "", fmt.Errorf("%w: go env GOVERSION: %v", ErrCannotBuild, err)
+		return "", fmt.Errorf("%w: go env GOVERSION: %v", errCannotBuild, err)
 	}
 	h.Write(version)
 	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {

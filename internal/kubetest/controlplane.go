@@ -40,12 +40,12 @@ type ControlPlane struct {
 	procs []*process // in start order; stopped in reverse
 }
 
-// Start starts a control plane of the test's own and stops it when the test
+// start starts a control plane of the test's own and stops it when the test
 // ends. Tests in a package usually share one through Shared.
-func Start(t testing.TB) *ControlPlane {
+func start(t testing.TB) *ControlPlane {
 	t.Helper()
 	testmode.SkipIfShort(t, "starts a Kubernetes control plane")
-	cp, err := StartControlPlane()
+	cp, err := startControlPlane()
 	if err != nil {
 		unavailable(t, err)
 	}
@@ -62,15 +62,15 @@ func Start(t testing.TB) *ControlPlane {
 // otherwise and always under CI=true.
 func unavailable(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, ErrCannotBuild) && os.Getenv("CI") != "true" {
+	if errors.Is(err, errCannotBuild) && os.Getenv("CI") != "true" {
 		t.Skipf("SKIPPED, NOT TESTED: %v", err)
 	}
 	t.Fatalf("kubetest: %v", err)
 }
 
-// StartControlPlane builds (or finds in the cache) and starts the programs.
+// startControlPlane builds (or finds in the cache) and starts the programs.
 // The caller stops them with Stop.
-func StartControlPlane() (cp *ControlPlane, err error) {
+func startControlPlane() (cp *ControlPlane, err error) {
 	etcdBin, err := etcdModule.binaries()
 	if err != nil {
 		return nil, err

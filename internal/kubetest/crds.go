@@ -17,8 +17,8 @@ import (
 // that serves them. v0.85.0 is the newest version the proxy serves;
 // prometheusOperatorSum pins its content.
 const (
-	PrometheusOperatorModule  = "github.com/prometheus-operator/prometheus-operator"
-	PrometheusOperatorVersion = "v0.85.0"
+	prometheusOperatorModule  = "github.com/prometheus-operator/prometheus-operator"
+	prometheusOperatorVersion = "v0.85.0"
 	prometheusOperatorSum     = "h1:M5xLCLEoaW2IJfnuCwFzzpL+jSVQu3KGT84Pye+fW8s="
 )
 
@@ -27,7 +27,7 @@ const (
 // Without the module proxy the test skips on a laptop and fails under CI.
 func PrometheusOperatorCRD(t testing.TB, name string) []byte {
 	t.Helper()
-	dir, err := downloadModule(PrometheusOperatorModule, PrometheusOperatorVersion, prometheusOperatorSum)
+	dir, err := downloadModule(prometheusOperatorModule, prometheusOperatorVersion, prometheusOperatorSum)
 	if err != nil {
 		unavailable(t, err)
 	}
@@ -79,7 +79,7 @@ func CloudNativePGFile(t testing.TB, path string) []byte {
 func downloadModule(path, version, sum string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrCannotBuild, err)
+		return "", fmt.Errorf("%w: %v", errCannotBuild, err)
 	}
 	cmd := exec.CommandContext(context.Background(), goBin, "mod", "download", "-json", path+"@"+version) //nolint:gosec // G204: pinned constants
 	cmd.Dir = os.TempDir()                                                                                // outside any module
@@ -87,7 +87,7 @@ func downloadModule(path, version, sum string) (string, error) {
 	out, err := cmd.Output()
 	var info struct{ Dir, Sum, Error string }
 	if jerr := json.Unmarshal(out, &info); jerr != nil || err != nil || info.Error != "" {
-		return "", fmt.Errorf("%w: go mod download %s@%s: %v %s", ErrCannotBuild, path, version, err, info.Error)
+		return "", fmt.Errorf("%w: go mod download %s@%s: %v %s", errCannotBuild, path, version, err, info.Error)
 	}
 	if info.Sum != sum {
 		return "", fmt.Errorf("%s@%s: hash %s, pinned %s", path, version, info.Sum, sum)

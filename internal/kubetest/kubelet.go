@@ -14,15 +14,15 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// NodeName is the Node that StandInKubelet binds pods to. No kubelet runs
+// nodeName is the Node that StandInKubelet binds pods to. No kubelet runs
 // behind it: the tests report for it.
-const NodeName = "kubetest-node"
+const nodeName = "kubetest-node"
 
 // podIPs numbers the stand-in pods' addresses, 10.244.x.y.
 var podIPs atomic.Uint32
 
 // StandInKubelet does, for one pod, what the scheduler and a kubelet would:
-// it binds the pod to NodeName (creating that Node, Ready, on first use)
+// it binds the pod to nodeName (creating that Node, Ready, on first use)
 // and reports it Running with an IP, ready or not. Nothing runs: the
 // controllers that follow pod status (ReplicaSets, Deployments,
 // EndpointSlices) see what they would see of real pods.
@@ -33,7 +33,7 @@ func StandInKubelet(ctx context.Context, cs kubernetes.Interface, pod *corev1.Po
 	if pod.Spec.NodeName == "" {
 		binding := &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
-			Target:     corev1.ObjectReference{Kind: "Node", Name: NodeName},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: nodeName},
 		}
 		if err := cs.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("bind pod %s: %w", pod.Name, err)
@@ -90,11 +90,11 @@ func podReady(p *corev1.Pod) bool {
 }
 
 func ensureNode(ctx context.Context, cs kubernetes.Interface) error {
-	if _, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{}); err == nil {
+	if _, err := cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{}); err == nil {
 		return nil
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName, Labels: map[string]string{
-		corev1.LabelHostname:     NodeName,
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, Labels: map[string]string{
+		corev1.LabelHostname:     nodeName,
 		corev1.LabelTopologyZone: "kubetest-zone",
 	}}}
 	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
@@ -108,7 +108,7 @@ func ensureNode(ctx context.Context, cs kubernetes.Interface) error {
 	// a status update from the created object may conflict with it, and a
 	// Node left without its Ready status would never be reported again.
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+		node, err := cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -9,10 +9,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// RestrictedLabels put a namespace under the restricted Pod Security
+// restrictedLabels put a namespace under the restricted Pod Security
 // Standard: pods that break it are refused (enforce), and objects with pod
 // templates that would break it draw a warning (warn) and an audit entry.
-var RestrictedLabels = map[string]string{
+var restrictedLabels = map[string]string{
 	"pod-security.kubernetes.io/enforce": "restricted",
 	"pod-security.kubernetes.io/warn":    "restricted",
 	"pod-security.kubernetes.io/audit":   "restricted",
@@ -33,7 +33,7 @@ func (cp *ControlPlane) Clientset(t testing.TB) *kubernetes.Clientset {
 func (cp *ControlPlane) RestrictedNamespace(t testing.TB, name string) string {
 	t.Helper()
 	cs := cp.Clientset(t)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: RestrictedLabels}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: restrictedLabels}}
 	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

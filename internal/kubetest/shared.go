@@ -42,7 +42,7 @@ func Shared(t testing.TB) *ControlPlane {
 	if !mainRunning {
 		t.Fatal("kubetest: the package's TestMain must call kubetest.Main(m), which stops the shared control plane after the tests")
 	}
-	sharedOnce.Do(func() { shared, sharedErr = StartControlPlane() })
+	sharedOnce.Do(func() { shared, sharedErr = startControlPlane() })
 	if sharedErr != nil {
 		unavailable(t, sharedErr)
 	}

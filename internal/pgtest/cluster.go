@@ -98,15 +98,15 @@ func NewCluster(t testing.TB) *Cluster {
 	return c
 }
 
-// ErrNoBinaries means the PostgreSQL server programs are not installed.
-var ErrNoBinaries = errors.New("PostgreSQL server binaries (initdb, pg_ctl) not found in PATH or /usr/lib/postgresql/*/bin; install Debian's postgresql package")
+// errNoBinaries means the PostgreSQL server programs are not installed.
+var errNoBinaries = errors.New("PostgreSQL server binaries (initdb, pg_ctl) not found in PATH or /usr/lib/postgresql/*/bin; install Debian's postgresql package")
 
 // unavailable ends a test that cannot get a server: a skip with a loud
 // reason when the binaries are missing on a laptop, a failure otherwise and
 // always under CI=true.
 func unavailable(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, ErrNoBinaries) && os.Getenv("CI") != "true" {
+	if errors.Is(err, errNoBinaries) && os.Getenv("CI") != "true" {
 		t.Skipf("SKIPPED, NOT TESTED: %v", err)
 	}
 	t.Fatalf("pgtest: %v", err)
@@ -370,7 +370,7 @@ func findBinDir() (string, error) {
 			return dir, nil
 		}
 	}
-	return "", ErrNoBinaries
+	return "", errNoBinaries
 }
 
 func majorOf(binDir string) int {

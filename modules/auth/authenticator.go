@@ -8,8 +8,8 @@ import (
 )
 
 // Authenticator turns a bearer token into the principal it stands for. The
-// static tokens (Tokens) are one, the JWT verifier (jwtauth.Verifier)
-// another; the middleware asks each in turn (Authenticators). An error
+// static tokens (tokenSet) are one, the JWT verifier (jwtauth.Verifier)
+// another; the middleware asks each in turn (authenticators). An error
 // means the token is not accepted (the middleware answers 401
 // invalid_token); it is never the token, nor does it contain it. An error
 // with a FailureReason() string method names the metric's reason.
@@ -21,24 +21,24 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*principal.Principal, error)
 }
 
-var _ Authenticator = (*Tokens)(nil)
+var _ Authenticator = (*tokenSet)(nil)
 
-// Authenticators ask each authenticator in turn; the first that accepts the
+// authenticators ask each authenticator in turn; the first that accepts the
 // token answers. A refusal is the most telling of the refusals: one that
 // names its reason (an expired JWT) over the plain "not ours" of the
 // others, so that the metric says why a JWT failed even though the static
 // tokens were asked first.
-type Authenticators []Authenticator
+type authenticators []Authenticator
 
 // Authenticate implements Authenticator.
-func (as Authenticators) Authenticate(ctx context.Context, token string) (*principal.Principal, error) {
+func (as authenticators) Authenticate(ctx context.Context, token string) (*principal.Principal, error) {
 	var refusal error
 	for _, a := range as {
 		p, err := a.Authenticate(ctx, token)
 		if err == nil && p != nil {
 			return p, nil
 		}
-		if refusal == nil || reasonOf(err) != ReasonInvalid {
+		if refusal == nil || reasonOf(err) != reasonInvalid {
 			refusal = err
 		}
 	}
@@ -49,11 +49,11 @@ func (as Authenticators) Authenticate(ctx context.Context, token string) (*princ
 }
 
 // reasonOf is the metric's reason for a refusal: the error's own, or
-// ReasonInvalid.
+// reasonInvalid.
 func reasonOf(err error) string {
 	var r interface{ FailureReason() string }
 	if errors.As(err, &r) {
 		return r.FailureReason()
 	}
-	return ReasonInvalid
+	return reasonInvalid
 }

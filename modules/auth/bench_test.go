@@ -13,8 +13,8 @@ import (
 // BenchmarkAuthCheck measures the bearer check of one request against a set
 // of ten tokens. Run: go test -run '^$' -bench . -benchmem ./modules/auth
 func BenchmarkAuthCheck(b *testing.B) {
-	tokens := NewTokens([]string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "bench-token"})
-	m, err := NewMiddleware(tokens, prometheus.NewRegistry())
+	tokens := newTokenSet([]string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "bench-token"})
+	m, err := newAuthMiddleware(tokens, prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,8 +39,8 @@ func BenchmarkAuthCheck(b *testing.B) {
 // Run: go test -run '^$' -bench StaticVsJWT -benchmem ./modules/auth
 func BenchmarkAuthStaticVsJWT(b *testing.B) {
 	iss, key, verifier := startJWT(b)
-	tokens := NewTokens([]string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "bench-token"})
-	m, err := NewMiddleware(Authenticators{tokens, verifier}, prometheus.NewRegistry())
+	tokens := newTokenSet([]string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "bench-token"})
+	m, err := newAuthMiddleware(authenticators{tokens, verifier}, prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}

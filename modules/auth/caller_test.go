@@ -17,7 +17,7 @@ import (
 // one, the handler finds the caller's principal; before, the token's id
 // reached the request only when a rate limit was set.
 func TestEveryAuthenticatedRequestHasACaller(t *testing.T) {
-	m, err := NewMiddleware(NewTokens([]string{"alice-token", "bob-token"}), prometheus.NewRegistry())
+	m, err := newAuthMiddleware(newTokenSet([]string{"alice-token", "bob-token"}), prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestEveryAuthenticatedRequestHasACaller(t *testing.T) {
 // its line, so reordering the file or moving the token to --tokens keeps
 // it; the principal is rebuilt at the reload, not per request.
 func TestCallerNameSurvivesAReload(t *testing.T) {
-	tokens := NewTokens([]string{"static-token"})
+	tokens := newTokenSet([]string{"static-token"})
 	tokens.Replace(lines("a-token", "b-token"))
 	before, err := tokens.Authenticate(t.Context(), "b-token")
 	if err != nil {
@@ -73,7 +73,7 @@ func TestCallerNameSurvivesAReload(t *testing.T) {
 	if before.ID != after.ID || before.Name != after.Name {
 		t.Fatalf("b-token's principal changed with its line: %+v, then %+v", before, after)
 	}
-	moved := NewTokens([]string{"b-token"})
+	moved := newTokenSet([]string{"b-token"})
 	if p, _ := moved.Authenticate(t.Context(), "b-token"); p == nil || p.ID != before.ID {
 		t.Fatalf("b-token from --tokens = %+v, want the id it has in the file, %q", p, before.ID)
 	}

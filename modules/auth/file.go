@@ -12,22 +12,22 @@ import (
 	"github.com/plantstore/plantstore/internal/filewatch"
 )
 
-// FileSource keeps Tokens in step with a tokens file, reloading it whenever
+// fileSource keeps a tokenSet in step with a tokens file, reloading it whenever
 // its directory changes (see filewatch: editors and Kubernetes Secret
 // volumes replace files by renaming).
-type FileSource struct {
+type fileSource struct {
 	path   string
-	tokens *Tokens
+	tokens *tokenSet
 	log    *zap.Logger
 	watch  *filewatch.Watcher
 	loaded [sha256.Size]byte // digest of the content last loaded
 }
 
-// NewFileSource loads path into tokens once; Start begins watching it. A
+// newFileSource loads path into tokens once; Start begins watching it. A
 // missing or unreadable file is an error: the program must not start with
 // tokens it cannot read.
-func NewFileSource(path string, tokens *Tokens, log *zap.Logger) (*FileSource, error) {
-	fs := &FileSource{path: path, tokens: tokens, log: log}
+func newFileSource(path string, tokens *tokenSet, log *zap.Logger) (*fileSource, error) {
+	fs := &fileSource{path: path, tokens: tokens, log: log}
 	if err := fs.load(false); err != nil {
 		return nil, err
 	}
@@ -44,12 +44,12 @@ var errNoTokensInFile = errors.New("tokens file lists no token")
 
 // load reads the file into tokens. With refuseEmpty (a reload), a file that
 // lists no token leaves the current tokens in place.
-func (fs *FileSource) load(refuseEmpty bool) error {
+func (fs *fileSource) load(refuseEmpty bool) error {
 	data, err := os.ReadFile(fs.path)
 	if err != nil {
 		return fmt.Errorf("read tokens file: %w", err)
 	}
-	tokens, err := ParseTokens(string(data))
+	tokens, err := parseTokens(string(data))
 	if err != nil {
 		return err
 	}
@@ -63,9 +63,9 @@ func (fs *FileSource) load(refuseEmpty bool) error {
 
 // Start watches the file and reloads it on every change. Its signature is
 // an Fx start hook's.
-func (fs *FileSource) Start(ctx context.Context) error { return fs.watch.Start(ctx) }
+func (fs *fileSource) Start(ctx context.Context) error { return fs.watch.Start(ctx) }
 
-func (fs *FileSource) reload() {
+func (fs *fileSource) reload() {
 	before := fs.loaded
 	if err := fs.load(true); err != nil {
 		// Mid-rotation the file may be briefly absent or empty: keep the
@@ -79,4 +79,4 @@ func (fs *FileSource) reload() {
 }
 
 // Stop ends the watch. Its signature is an Fx stop hook's.
-func (fs *FileSource) Stop(ctx context.Context) error { return fs.watch.Stop(ctx) }
+func (fs *fileSource) Stop(ctx context.Context) error { return fs.watch.Stop(ctx) }

@@ -25,8 +25,8 @@ const reloadDeadline = 10 * time.Second
 func TestFileSourceLoadsAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, "# comment\nfile-a\n\nfile-b\n")
-	tokens := NewTokens([]string{"static"})
-	if _, err := NewFileSource(path, tokens, zap.NewNop()); err != nil {
+	tokens := newTokenSet([]string{"static"})
+	if _, err := newFileSource(path, tokens, zap.NewNop()); err != nil {
 		t.Fatal(err)
 	}
 	assertValid(t, tokens, map[string]bool{"file-a": true, "file-b": true, "static": true, "# comment": false})
@@ -34,9 +34,9 @@ func TestFileSourceLoadsAtStart(t *testing.T) {
 
 func TestFileSourceMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "absent")
-	_, err := NewFileSource(path, NewTokens(nil), zap.NewNop())
+	_, err := newFileSource(path, newTokenSet(nil), zap.NewNop())
 	if err == nil || !strings.HasPrefix(err.Error(), "read tokens file: ") || !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("NewFileSource(missing) = %v, want a read error for the missing file", err)
+		t.Fatalf("newFileSource(missing) = %v, want a read error for the missing file", err)
 	}
 }
 
@@ -111,8 +111,8 @@ func TestFileSourceKeepsTokensWhileFileIsGone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, "current\n")
 	core, logs := observer.New(zap.DebugLevel)
-	tokens := NewTokens(nil)
-	src, err := NewFileSource(path, tokens, zap.New(core))
+	tokens := newTokenSet(nil)
+	src, err := newFileSource(path, tokens, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestFileSourceKeepsTokensWhileFileIsGone(t *testing.T) {
 func TestFileSourceStop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, "a\n")
-	src, err := NewFileSource(path, NewTokens(nil), zap.NewNop())
+	src, err := newFileSource(path, newTokenSet(nil), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +160,11 @@ func TestFileSourceStop(t *testing.T) {
 	}
 }
 
-func startFileSource(t *testing.T, path string) (*Tokens, *observer.ObservedLogs) {
+func startFileSource(t *testing.T, path string) (*tokenSet, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.DebugLevel)
-	tokens := NewTokens(nil)
-	src, err := NewFileSource(path, tokens, zap.New(core))
+	tokens := newTokenSet(nil)
+	src, err := newFileSource(path, tokens, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,8 +242,8 @@ func TestFileSourceReloadsScopes(t *testing.T) {
 func TestFileSourceRefusesUnknownScopeAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, "tok plants:delete\n")
-	_, err := NewFileSource(path, NewTokens(nil), zap.NewNop())
+	_, err := newFileSource(path, newTokenSet(nil), zap.NewNop())
 	if err == nil || err.Error() != `tokens file line 1: unknown scope "plants:delete" (known: plants:read, plants:write)` {
-		t.Fatalf("NewFileSource = %v", err)
+		t.Fatalf("newFileSource = %v", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // RegisterFlags defines the auth flags on fs, each filling its field of c
-// with its default. --tokens is split on commas as it is set (SplitList).
+// with its default. --tokens is split on commas as it is set (splitList).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.RateLimit, "rate-limit", 0, "API requests per second allowed per token, 0 for no limit; more are answered 429")
 	fs.IntVar(&c.RateBurst, "rate-burst", 20, "API requests a token may send at once under --rate-limit")
@@ -30,13 +30,13 @@ func (t tokenList) String() string {
 }
 
 func (t tokenList) Set(s string) error {
-	*t.list = SplitList(s)
+	*t.list = splitList(s)
 	return nil
 }
 
 // Validate reports every value of c that its flag does not accept, one
 // error per problem, each naming the flag (errors.Join's parts). A config
-// without any token, and without JWTs, is refused (ErrNoTokens).
+// without any token, and without JWTs, is refused (errNoTokens).
 func (c Config) Validate() error {
 	var errs []error
 	// NaN fails both comparisons: written so that it is refused too.
@@ -47,7 +47,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--rate-burst %d: must be positive", c.RateBurst))
 	}
 	if c.TokensFile == "" && len(c.Tokens) == 0 && !c.JWT.Enabled() {
-		errs = append(errs, ErrNoTokens)
+		errs = append(errs, errNoTokens)
 	}
 	errs = append(errs, c.JWT.Validate())
 	return errors.Join(errs...)

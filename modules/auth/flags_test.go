@@ -14,8 +14,8 @@ func TestConfigOwnsItsFlags(t *testing.T) {
 	var c Config
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	c.RegisterFlags(fs)
-	if err := c.Validate(); !errors.Is(err, ErrNoTokens) {
-		t.Fatalf("Validate without tokens = %v, want ErrNoTokens", err)
+	if err := c.Validate(); !errors.Is(err, errNoTokens) {
+		t.Fatalf("Validate without tokens = %v, want errNoTokens", err)
 	}
 	if err := fs.Parse([]string{"--tokens=a, b", "--tokens=c,,d", "--rate-limit=-1"}); err != nil {
 		t.Fatal(err)

@@ -19,29 +19,29 @@ import (
 // Reasons a request is refused, the values of the auth_failures metric's
 // "reason" label.
 const (
-	ReasonMissing = "missing" // no Authorization header
-	ReasonScheme  = "scheme"  // not the Bearer scheme
-	ReasonEmpty   = "empty"   // Bearer with no token
-	ReasonInvalid = "invalid" // a token that is not accepted
-	// ReasonDuplicate is more than one Authorization header. Which one
+	reasonMissing = "missing" // no Authorization header
+	reasonScheme  = "scheme"  // not the Bearer scheme
+	reasonEmpty   = "empty"   // Bearer with no token
+	reasonInvalid = "invalid" // a token that is not accepted
+	// reasonDuplicate is more than one Authorization header. Which one
 	// counts is not settled (we read the first, a proxy in front may read
 	// the last), so neither does: whatever their order or validity.
-	ReasonDuplicate = "duplicate"
-	// ReasonInsufficientScope is a valid credential without the scope the
+	reasonDuplicate = "duplicate"
+	// reasonInsufficientScope is a valid credential without the scope the
 	// operation requires: 403, counted here so that one metric tells every
 	// refusal of a caller.
-	ReasonInsufficientScope = "insufficient_scope"
+	reasonInsufficientScope = "insufficient_scope"
 )
 
-// Reasons are every reason, in the order the metric's series are
+// reasons are every reason, in the order the metric's series are
 // documented: the header's, a JWT's (jwtauth.Reasons), the scope's.
-var Reasons = slices.Concat(
-	[]string{ReasonMissing, ReasonScheme, ReasonEmpty, ReasonInvalid, ReasonDuplicate},
+var reasons = slices.Concat(
+	[]string{reasonMissing, reasonScheme, reasonEmpty, reasonInvalid, reasonDuplicate},
 	jwtauth.Reasons,
-	[]string{ReasonInsufficientScope},
+	[]string{reasonInsufficientScope},
 )
 
-// Middleware refuses requests without a valid bearer token with 401, before
+// authMiddleware refuses requests without a valid bearer token with 401, before
 // anything of the request body is read. A 401 closes the connection: a
 // client without a token has nothing more to send on it, and an idle
 // connection kept open for it would hold one of the server's file
@@ -50,33 +50,33 @@ var Reasons = slices.Concat(
 // A request it lets through carries its caller's principal.Principal
 // (principal.FromContext), always: the rate limit keys on it, the route's
 // scope check (RequireScope) reads it, the access log names it.
-type Middleware struct {
+type authMiddleware struct {
 	authn    Authenticator
 	failures *prometheus.CounterVec
 }
 
-// NewMiddleware returns the auth check over authn (Authenticators: the
-// static Tokens, and the JWT verifier when JWTs are on);
+// newAuthMiddleware returns the auth check over authn (authenticators: the
+// static tokenSet, and the JWT verifier when JWTs are on);
 // failures are counted on reg as plantstore_auth_failures_total{reason}.
-func NewMiddleware(authn Authenticator, reg prometheus.Registerer) (*Middleware, error) {
+func newAuthMiddleware(authn Authenticator, reg prometheus.Registerer) (*authMiddleware, error) {
 	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "plantstore_auth_failures_total",
 		Help: "API requests refused for missing, invalid or insufficient bearer credentials, by reason.",
 	}, []string{"reason"})
-	for _, reason := range Reasons {
+	for _, reason := range reasons {
 		failures.WithLabelValues(reason) // export every series from the start, at zero
 	}
 	if err := reg.Register(failures); err != nil {
 		return nil, err
 	}
-	return &Middleware{authn: authn, failures: failures}, nil
+	return &authMiddleware{authn: authn, failures: failures}, nil
 }
 
 // Wrap is the middleware.
-func (m *Middleware) Wrap(next http.Handler) http.Handler {
+func (m *authMiddleware) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(r.Header["Authorization"]) > 1 { // the canonical key: no copy, unlike Header.Values
-			m.refuse(w, ReasonDuplicate)
+			m.refuse(w, reasonDuplicate)
 			return
 		}
 		p, reason := m.check(r.Context(), r.Header.Get("Authorization"))
@@ -93,7 +93,7 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 		// The span names the caller as the access log does: by the
 		// principal's Name, never by its credential.
 		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
-			span.SetAttributes(attribute.String(CallerAttribute, p.Name))
+			span.SetAttributes(attribute.String(callerAttribute, p.Name))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -101,17 +101,17 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 
 // check returns the principal of a valid credential, or the reason it is
 // refused.
-func (m *Middleware) check(ctx context.Context, header string) (p *principal.Principal, reason string) {
+func (m *authMiddleware) check(ctx context.Context, header string) (p *principal.Principal, reason string) {
 	if header == "" {
-		return nil, ReasonMissing
+		return nil, reasonMissing
 	}
 	scheme, token, _ := strings.Cut(header, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return nil, ReasonScheme
+		return nil, reasonScheme
 	}
 	token = strings.TrimSpace(token)
 	if token == "" {
-		return nil, ReasonEmpty
+		return nil, reasonEmpty
 	}
 	p, err := m.authn.Authenticate(ctx, token)
 	if err != nil || p == nil {
@@ -120,24 +120,24 @@ func (m *Middleware) check(ctx context.Context, header string) (p *principal.Pri
 	return p, ""
 }
 
-// CallerAttribute is the span attribute naming the caller (OpenTelemetry's
+// callerAttribute is the span attribute naming the caller (OpenTelemetry's
 // enduser.id): the principal's Name.
-const CallerAttribute = "enduser.id"
+const callerAttribute = "enduser.id"
 
-func (m *Middleware) refuse(w http.ResponseWriter, reason string) {
+func (m *authMiddleware) refuse(w http.ResponseWriter, reason string) {
 	m.failures.WithLabelValues(reason).Inc()
 	challenge := `Bearer realm="plantstore"`
 	message := "a bearer token is required: send Authorization: Bearer <token>"
 	switch reason {
-	case ReasonScheme:
+	case reasonScheme:
 		message = "the Authorization header must use the Bearer scheme"
-	case ReasonMissing, ReasonEmpty:
-	case ReasonDuplicate:
+	case reasonMissing, reasonEmpty:
+	case reasonDuplicate:
 		message = "send one Authorization header, not several"
 	case jwtauth.ReasonExpired:
 		challenge += `, error="invalid_token"`
 		message = "the bearer token has expired"
-	default: // ReasonInvalid and the JWT's: a token was sent and refused
+	default: // reasonInvalid and the JWT's: a token was sent and refused
 		challenge += `, error="invalid_token"`
 		message = "the bearer token is not valid"
 	}

@@ -27,34 +27,34 @@ func TestMiddleware(t *testing.T) {
 		{name: "scheme in lower case", header: []string{"bearer " + token}, ok: true},
 		{name: "scheme in upper case", header: []string{"BEARER " + token}, ok: true},
 		{name: "spaces around the token", header: []string{"Bearer   " + token + "  "}, ok: true},
-		{name: "no header", challenge: challenge, reason: ReasonMissing,
+		{name: "no header", challenge: challenge, reason: reasonMissing,
 			message: "a bearer token is required: send Authorization: Bearer <token>"},
-		{name: "empty header", header: []string{""}, challenge: challenge, reason: ReasonMissing,
+		{name: "empty header", header: []string{""}, challenge: challenge, reason: reasonMissing,
 			message: "a bearer token is required: send Authorization: Bearer <token>"},
-		{name: "basic", header: []string{"Basic dXNlcjpwYXNz"}, challenge: challenge, reason: ReasonScheme,
+		{name: "basic", header: []string{"Basic dXNlcjpwYXNz"}, challenge: challenge, reason: reasonScheme,
 			message: "the Authorization header must use the Bearer scheme"},
-		{name: "token without scheme", header: []string{token}, challenge: challenge, reason: ReasonScheme,
+		{name: "token without scheme", header: []string{token}, challenge: challenge, reason: reasonScheme,
 			message: "the Authorization header must use the Bearer scheme"},
-		{name: "bearer without token", header: []string{"Bearer"}, challenge: challenge, reason: ReasonEmpty,
+		{name: "bearer without token", header: []string{"Bearer"}, challenge: challenge, reason: reasonEmpty,
 			message: "a bearer token is required: send Authorization: Bearer <token>"},
-		{name: "bearer with blank token", header: []string{"Bearer    "}, challenge: challenge, reason: ReasonEmpty,
+		{name: "bearer with blank token", header: []string{"Bearer    "}, challenge: challenge, reason: reasonEmpty,
 			message: "a bearer token is required: send Authorization: Bearer <token>"},
-		{name: "wrong token", header: []string{"Bearer wrong"}, challenge: invalid, reason: ReasonInvalid,
+		{name: "wrong token", header: []string{"Bearer wrong"}, challenge: invalid, reason: reasonInvalid,
 			message: "the bearer token is not valid"},
-		{name: "token with a suffix", header: []string{"Bearer " + token + "x"}, challenge: invalid, reason: ReasonInvalid,
+		{name: "token with a suffix", header: []string{"Bearer " + token + "x"}, challenge: invalid, reason: reasonInvalid,
 			message: "the bearer token is not valid"},
 		// Two headers are refused whatever their order: a proxy in front may
 		// read the other one.
 		{name: "invalid then valid header", header: []string{"Bearer wrong", "Bearer " + token}, challenge: challenge,
-			reason: ReasonDuplicate, message: "send one Authorization header, not several"},
+			reason: reasonDuplicate, message: "send one Authorization header, not several"},
 		{name: "valid then invalid header", header: []string{"Bearer " + token, "Bearer wrong"}, challenge: challenge,
-			reason: ReasonDuplicate, message: "send one Authorization header, not several"},
+			reason: reasonDuplicate, message: "send one Authorization header, not several"},
 		{name: "the valid header twice", header: []string{"Bearer " + token, "Bearer " + token}, challenge: challenge,
-			reason: ReasonDuplicate, message: "send one Authorization header, not several"},
+			reason: reasonDuplicate, message: "send one Authorization header, not several"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			m, err := NewMiddleware(NewTokens([]string{token}), reg)
+			m, err := newAuthMiddleware(newTokenSet([]string{token}), reg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestMiddleware(t *testing.T) {
 				if c := rec.Header().Get("Connection"); c != "" {
 					t.Fatalf("Connection = %q on a valid request, want none (keep-alive)", c)
 				}
-				for _, reason := range Reasons {
+				for _, reason := range reasons {
 					if n := testutil.ToFloat64(m.failures.WithLabelValues(reason)); n != 0 {
 						t.Fatalf("failures{reason=%q} = %v after a valid request", reason, n)
 					}
@@ -108,10 +108,10 @@ func TestMiddleware(t *testing.T) {
 				t.Fatalf("body = %s, want {error: 401, message: %q}", rec.Body, tc.message)
 			}
 			// Exactly this reason was counted, and every reason's series exists.
-			if n := testutil.CollectAndCount(reg, "plantstore_auth_failures_total"); n != len(Reasons) {
-				t.Fatalf("plantstore_auth_failures_total has %d series, want %d", n, len(Reasons))
+			if n := testutil.CollectAndCount(reg, "plantstore_auth_failures_total"); n != len(reasons) {
+				t.Fatalf("plantstore_auth_failures_total has %d series, want %d", n, len(reasons))
 			}
-			for _, reason := range Reasons {
+			for _, reason := range reasons {
 				want := 0.0
 				if reason == tc.reason {
 					want = 1
@@ -126,10 +126,10 @@ func TestMiddleware(t *testing.T) {
 
 func TestNewMiddlewareRegistersOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	if _, err := NewMiddleware(NewTokens([]string{"t"}), reg); err != nil {
+	if _, err := newAuthMiddleware(newTokenSet([]string{"t"}), reg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewMiddleware(NewTokens([]string{"t"}), reg); err == nil {
+	if _, err := newAuthMiddleware(newTokenSet([]string{"t"}), reg); err == nil {
 		t.Fatal("registering the failure counter twice on one registry succeeded")
 	}
 }

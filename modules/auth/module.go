@@ -20,9 +20,9 @@ type Config struct {
 	JWT        jwtauth.Config
 }
 
-// ErrNoTokens stops the program when no token is configured: it refuses to
+// errNoTokens stops the program when no token is configured: it refuses to
 // start rather than serve an API nobody can use, or worse, one everybody can.
-var ErrNoTokens = errors.New("no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS), or accept JWTs with --jwt-issuer or --jwt-jwks-url")
+var errNoTokens = errors.New("no API token configured: set --tokens-file or --tokens (PLANTSTORE_TOKENS_FILE, PLANTSTORE_TOKENS), or accept JWTs with --jwt-issuer or --jwt-jwks-url")
 
 // Module provides the API chain's "auth" middleware, the routes' "scope"
 // check, and the "rate_limit".
@@ -31,20 +31,20 @@ var Module = fx.Module("auth",
 		newTokens,
 		newJWT,
 		newMiddleware,
-		fx.Annotate(func(m *Middleware) httpapi.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
-		fx.Annotate(func(m *Middleware) httpapi.Middleware { return m.RequireScope }, fx.ResultTags(`name:"scope"`)),
+		fx.Annotate(func(m *authMiddleware) httpapi.Middleware { return m.Wrap }, fx.ResultTags(`name:"auth"`)),
+		fx.Annotate(func(m *authMiddleware) httpapi.Middleware { return m.RequireScope }, fx.ResultTags(`name:"scope"`)),
 		fx.Annotate(newRateLimit, fx.ResultTags(`name:"rate_limit"`)),
 	),
 )
 
 // newMiddleware asks the static tokens first (a digest and a comparison),
 // then the JWT verifier when JWTs are on.
-func newMiddleware(tokens *Tokens, jwt *jwtauth.Verifier, reg prometheus.Registerer) (*Middleware, error) {
-	authns := Authenticators{tokens}
+func newMiddleware(tokens *tokenSet, jwt *jwtauth.Verifier, reg prometheus.Registerer) (*authMiddleware, error) {
+	authns := authenticators{tokens}
 	if jwt != nil {
 		authns = append(authns, jwt)
 	}
-	return NewMiddleware(authns, reg)
+	return newAuthMiddleware(authns, reg)
 }
 
 // jwtResult is the JWT verifier and its keys, both nil when JWTs are off.
@@ -70,24 +70,24 @@ func newJWT(cfg Config, lc fx.Lifecycle, log *zap.Logger, reg prometheus.Registe
 }
 
 func newRateLimit(cfg Config, reg prometheus.Registerer) (httpapi.Middleware, error) {
-	rl, err := NewRateLimiter(cfg.RateLimit, cfg.RateBurst, reg)
+	rl, err := newRateLimiter(cfg.RateLimit, cfg.RateBurst, reg)
 	if err != nil {
 		return nil, err
 	}
 	return rl.Wrap, nil
 }
 
-func newTokens(cfg Config, lc fx.Lifecycle, log *zap.Logger) (*Tokens, error) {
-	tokens := NewTokens(cfg.Tokens)
+func newTokens(cfg Config, lc fx.Lifecycle, log *zap.Logger) (*tokenSet, error) {
+	tokens := newTokenSet(cfg.Tokens)
 	if cfg.TokensFile != "" {
-		src, err := NewFileSource(cfg.TokensFile, tokens, log)
+		src, err := newFileSource(cfg.TokensFile, tokens, log)
 		if err != nil {
 			return nil, err
 		}
 		lc.Append(fx.Hook{OnStart: src.Start, OnStop: src.Stop})
 	}
 	if tokens.Len() == 0 && !cfg.JWT.Enabled() {
-		return nil, ErrNoTokens
+		return nil, errNoTokens
 	}
 	return tokens, nil
 }

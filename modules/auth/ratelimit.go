@@ -15,7 +15,7 @@ import (
 	"github.com/plantstore/plantstore/modules/http/httperr"
 )
 
-// RateLimiter holds each caller to a steady request rate with a burst, so
+// rateLimiter holds each caller to a steady request rate with a burst, so
 // that one client (a runaway retry loop, a leaked token) cannot take the
 // whole service from the others. It sits after the auth check and keys on
 // the caller's principal ID: only authenticated callers ever get a
@@ -26,7 +26,7 @@ import (
 // Limiters of callers gone quiet are dropped (sweep), so that the set stays
 // as small as the callers of the last little while, even when principals
 // come and go (rotated tokens; JWT subjects, later).
-type RateLimiter struct {
+type rateLimiter struct {
 	limit   rate.Limit
 	burst   int
 	limited prometheus.Counter
@@ -36,15 +36,15 @@ type RateLimiter struct {
 	nextSweep time.Time
 }
 
-// NewRateLimiter allows perSecond requests per caller on average and burst
+// newRateLimiter allows perSecond requests per caller on average and burst
 // at once. A perSecond of 0 turns the limit off: Wrap then returns its
 // handler unchanged. Refusals are counted on reg as
 // plantstore_http_rate_limited_total.
-func NewRateLimiter(perSecond float64, burst int, reg prometheus.Registerer) (*RateLimiter, error) {
+func newRateLimiter(perSecond float64, burst int, reg prometheus.Registerer) (*rateLimiter, error) {
 	if perSecond < 0 || (perSecond > 0 && burst < 1) {
 		return nil, fmt.Errorf("rate limit %v/s with burst %d: want a rate of 0 (off), or a positive rate and a burst of at least 1", perSecond, burst)
 	}
-	rl := &RateLimiter{
+	rl := &rateLimiter{
 		limit: rate.Limit(perSecond),
 		burst: burst,
 		limited: prometheus.NewCounter(prometheus.CounterOpts{
@@ -60,7 +60,7 @@ func NewRateLimiter(perSecond float64, burst int, reg prometheus.Registerer) (*R
 }
 
 // Wrap is the middleware.
-func (rl *RateLimiter) Wrap(next http.Handler) http.Handler {
+func (rl *rateLimiter) Wrap(next http.Handler) http.Handler {
 	if rl.limit <= 0 {
 		return next
 	}
@@ -81,7 +81,7 @@ func (rl *RateLimiter) Wrap(next http.Handler) http.Handler {
 
 // reserve takes a token from id's bucket and returns 0, or, when the bucket
 // is empty, takes nothing and returns how long until it would not be.
-func (rl *RateLimiter) reserve(id string) time.Duration {
+func (rl *rateLimiter) reserve(id string) time.Duration {
 	now := time.Now()
 	res := rl.limiter(id, now).ReserveN(now, 1)
 	wait := res.DelayFrom(now)
@@ -91,7 +91,7 @@ func (rl *RateLimiter) reserve(id string) time.Duration {
 	return wait
 }
 
-func (rl *RateLimiter) limiter(id string, now time.Time) *rate.Limiter {
+func (rl *rateLimiter) limiter(id string, now time.Time) *rate.Limiter {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if !now.Before(rl.nextSweep) {
@@ -116,7 +116,7 @@ func (rl *RateLimiter) limiter(id string, now time.Time) *rate.Limiter {
 // The sweep walks the map under the lock once per refill time, at least
 // every minSweepInterval: a cost proportional to the callers, amortized
 // over their requests.
-func (rl *RateLimiter) sweep(now time.Time) {
+func (rl *rateLimiter) sweep(now time.Time) {
 	for id, l := range rl.limiters {
 		if l.TokensAt(now) >= float64(rl.burst) {
 			delete(rl.limiters, id)
@@ -134,7 +134,7 @@ const maxSweepInterval = 24 * time.Hour
 
 // refill is how long an empty bucket takes to fill again, at most
 // maxSweepInterval.
-func (rl *RateLimiter) refill() time.Duration {
+func (rl *rateLimiter) refill() time.Duration {
 	seconds := float64(rl.burst) / float64(rl.limit)
 	if seconds >= maxSweepInterval.Seconds() {
 		return maxSweepInterval

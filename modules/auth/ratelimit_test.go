@@ -18,14 +18,14 @@ import (
 // limitedChain is the auth check then the rate limit, as on the API
 // listener, in front of a handler that answers 200 with the ID of the
 // request's principal.
-func limitedChain(t *testing.T, perSecond float64, burst int, tokens ...string) (http.Handler, *RateLimiter) {
+func limitedChain(t *testing.T, perSecond float64, burst int, tokens ...string) (http.Handler, *rateLimiter) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	mw, err := NewMiddleware(NewTokens(tokens), reg)
+	mw, err := newAuthMiddleware(newTokenSet(tokens), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl, err := NewRateLimiter(perSecond, burst, reg)
+	rl, err := newRateLimiter(perSecond, burst, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +113,8 @@ func TestNewRateLimiterRefusesBadSettings(t *testing.T) {
 		perSecond float64
 		burst     int
 	}{{-1, 10}, {5, 0}, {5, -1}} {
-		if _, err := NewRateLimiter(tc.perSecond, tc.burst, prometheus.NewRegistry()); err == nil {
-			t.Errorf("NewRateLimiter(%v, %d) = nil error", tc.perSecond, tc.burst)
+		if _, err := newRateLimiter(tc.perSecond, tc.burst, prometheus.NewRegistry()); err == nil {
+			t.Errorf("newRateLimiter(%v, %d) = nil error", tc.perSecond, tc.burst)
 		}
 	}
 }

@@ -15,19 +15,19 @@ import (
 // that refused requests count against the caller's rate like any other.
 //
 // A caller without the scope gets 403 with the RFC 6750 §3.1 challenge
-// naming the scope, counted as ReasonInsufficientScope; its connection
+// naming the scope, counted as reasonInsufficientScope; its connection
 // stays open, unlike a 401's: its token is valid, and other operations may
 // be allowed to it. A route that requires a scope, reached with no
 // principal at all (a chain without auth), is refused too: the check fails
 // closed.
-func (m *Middleware) RequireScope(next http.Handler) http.Handler {
+func (m *authMiddleware) RequireScope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope := httpapi.RequiredScope(r.Context())
 		if scope == "" || principal.FromContext(r.Context()).Has(scope) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		m.failures.WithLabelValues(ReasonInsufficientScope).Inc()
+		m.failures.WithLabelValues(reasonInsufficientScope).Inc()
 		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+`"`)
 		httperr.Write(w, http.StatusForbidden, "this token lacks the scope "+scope+" that the operation requires")
 	})

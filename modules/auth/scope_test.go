@@ -34,7 +34,7 @@ func TestRequireScope(t *testing.T) {
 	reader := &principal.Principal{ID: "token:r", Name: "reader", Scopes: []string{principal.ScopePlantsRead}}
 	writer := &principal.Principal{ID: "token:w", Name: "writer", Scopes: []string{principal.ScopePlantsWrite}}
 	every := &principal.Principal{ID: "token:a", Name: "every", AllScopes: true}
-	m, err := NewMiddleware(callers{"r": reader, "w": writer, "a": every}, prometheus.NewRegistry())
+	m, err := newAuthMiddleware(callers{"r": reader, "w": writer, "a": every}, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestRequireScope(t *testing.T) {
 		{"no principal on an open route", anonymous, "", "", http.StatusNoContent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := testutil.ToFloat64(m.failures.WithLabelValues(ReasonInsufficientScope))
+			before := testutil.ToFloat64(m.failures.WithLabelValues(reasonInsufficientScope))
 			req := httptest.NewRequest(http.MethodPost, "/plants", untouchedBody{t})
 			req = req.WithContext(&httpapi.Record{Context: req.Context(), Template: "/plants", Requires: tc.requires})
 			if tc.token != "" {
@@ -68,7 +68,7 @@ func TestRequireScope(t *testing.T) {
 			if rec.Code != tc.status {
 				t.Fatalf("status %d %s, want %d", rec.Code, rec.Body, tc.status)
 			}
-			refused := testutil.ToFloat64(m.failures.WithLabelValues(ReasonInsufficientScope)) - before
+			refused := testutil.ToFloat64(m.failures.WithLabelValues(reasonInsufficientScope)) - before
 			if tc.status != http.StatusForbidden {
 				if c := rec.Header().Get("WWW-Authenticate"); c != "" || refused != 0 {
 					t.Fatalf("WWW-Authenticate %q and %v refusals counted on a %d", c, refused, rec.Code)
@@ -102,7 +102,7 @@ func TestRequireScope(t *testing.T) {
 // TestRequireScopeOutsideTheRouter: without the router's record, no route
 // declared a requirement, so there is nothing to hold.
 func TestRequireScopeOutsideTheRouter(t *testing.T) {
-	m, err := NewMiddleware(callers{}, prometheus.NewRegistry())
+	m, err := newAuthMiddleware(callers{}, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func startJWT(t testing.TB) (*jwttest.Issuer, *jwttest.Key, *jwtauth.Verifier) {
 func TestStaticAndJWTSideBySide(t *testing.T) {
 	iss, key, verifier := startJWT(t)
 	reg := prometheus.NewRegistry()
-	m, err := NewMiddleware(Authenticators{NewTokens([]string{"static-token"}), verifier}, reg)
+	m, err := newAuthMiddleware(authenticators{newTokenSet([]string{"static-token"}), verifier}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestStaticAndJWTSideBySide(t *testing.T) {
 	}{
 		{name: "static", token: "static-token", status: 204, caller: TokenName(sha256Of("static-token"))},
 		{name: "JWT", token: key.Sign(claims), status: 204, caller: "svc-a"},
-		{name: "unknown static", token: "nope", status: 401, reason: ReasonInvalid, message: "the bearer token is not valid"},
+		{name: "unknown static", token: "nope", status: 401, reason: reasonInvalid, message: "the bearer token is not valid"},
 		{name: "expired JWT", token: key.Sign(expired), status: 401, reason: jwtauth.ReasonExpired, message: "the bearer token has expired"},
 		{name: "JWT for another audience", token: key.Sign(wrongAud), status: 401, reason: jwtauth.ReasonBadAudience, message: "the bearer token is not valid"},
 		{name: "alg none", token: jwttest.Unsigned("ec-1", claims), status: 401, reason: jwtauth.ReasonBadAlgorithm, message: "the bearer token is not valid"},

@@ -9,32 +9,32 @@ import (
 	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
-// TokenLine is one line of the tokens file:
+// tokenLine is one line of the tokens file:
 //
 //	<token> [name=<name>] [<scope> ...]
 //
 // A line without scopes grants every scope, as every token did before
 // scopes existed, so that files written then keep their meaning.
-type TokenLine struct {
+type tokenLine struct {
 	Token  string
 	Name   string   // the caller's name in logs and spans; "" names it by the token's digest
 	Scopes []string // nil: every scope
 }
 
-// ParseTokens reads the tokens file: one token per line, with its optional
+// parseTokens reads the tokens file: one token per line, with its optional
 // name and scopes separated by spaces; blank lines and lines starting with
 // '#' are skipped. A scope that no operation knows, or a name given twice,
 // is an error naming the line (never the token), so that a typo does not
 // quietly grant less, or more, than meant.
-func ParseTokens(text string) ([]TokenLine, error) {
-	var out []TokenLine
+func parseTokens(text string) ([]tokenLine, error) {
+	var out []tokenLine
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
 		fields := principal.ConfigFields(sc.Text())
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		line := TokenLine{Token: fields[0]}
+		line := tokenLine{Token: fields[0]}
 		for _, f := range fields[1:] {
 			if name, ok := strings.CutPrefix(f, "name="); ok {
 				if line.Name != "" || name == "" {

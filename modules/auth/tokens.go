@@ -15,12 +15,12 @@ import (
 	"github.com/plantstore/plantstore/modules/auth/principal"
 )
 
-// Tokens is the set of accepted tokens; it is swapped whole on reload.
-// Tokens are kept as SHA-256 digests and compared in constant time, so
+// tokenSet is the set of accepted tokens; it is swapped whole on reload.
+// tokenSet are kept as SHA-256 digests and compared in constant time, so
 // neither a token's content nor its length leaks through timing. Each
 // token's Principal is built when the token is loaded, so that a request
 // gets a pointer to it and allocates nothing.
-type Tokens struct {
+type tokenSet struct {
 	static  []tokenEntry
 	current atomic.Pointer[[]tokenEntry]
 }
@@ -35,32 +35,32 @@ type tokenEntry struct {
 // the set. Static, so that a refusal allocates nothing.
 var errUnknownToken = errors.New("the token is not in the tokens file or --tokens")
 
-// NewTokens returns a set holding the static tokens (from --tokens).
-func NewTokens(static []string) *Tokens {
-	t := &Tokens{static: entries(static)}
+// newTokenSet returns a set holding the static tokens (from --tokens).
+func newTokenSet(static []string) *tokenSet {
+	t := &tokenSet{static: entries(static)}
 	t.Replace(nil)
 	return t
 }
 
 // Replace sets the reloadable tokens (from the tokens file); the static ones
 // stay.
-func (t *Tokens) Replace(fromFile []TokenLine) {
+func (t *tokenSet) Replace(fromFile []tokenLine) {
 	all := append(lineEntries(fromFile), t.static...)
 	t.current.Store(&all)
 }
 
 // Len is the number of accepted tokens.
-func (t *Tokens) Len() int { return len(*t.current.Load()) }
+func (t *tokenSet) Len() int { return len(*t.current.Load()) }
 
 // Valid reports whether token is accepted. It compares against every token,
 // never stopping early.
-func (t *Tokens) Valid(token string) bool {
+func (t *tokenSet) Valid(token string) bool {
 	return t.principalOf(sha256.Sum256([]byte(token))) != nil
 }
 
 // Authenticate implements Authenticator: the token's principal, or
 // errUnknownToken.
-func (t *Tokens) Authenticate(_ context.Context, token string) (*principal.Principal, error) {
+func (t *tokenSet) Authenticate(_ context.Context, token string) (*principal.Principal, error) {
 	if p := t.principalOf(sha256.Sum256([]byte(token))); p != nil {
 		return p, nil
 	}
@@ -70,7 +70,7 @@ func (t *Tokens) Authenticate(_ context.Context, token string) (*principal.Princ
 // principalOf returns the principal of the token with digest d, or nil. It
 // compares against every token, never stopping early, and picks the match
 // without a branch on it.
-func (t *Tokens) principalOf(d [sha256.Size]byte) *principal.Principal {
+func (t *tokenSet) principalOf(d [sha256.Size]byte) *principal.Principal {
 	entries := *t.current.Load()
 	match := -1
 	for i := range entries {
@@ -97,9 +97,9 @@ func TokenName(d [sha256.Size]byte) string {
 // entries builds each token's entry from --tokens: a token listed there
 // has every scope, as before scopes existed.
 func entries(tokens []string) []tokenEntry {
-	lines := make([]TokenLine, 0, len(tokens))
+	lines := make([]tokenLine, 0, len(tokens))
 	for _, tok := range tokens {
-		lines = append(lines, TokenLine{Token: tok})
+		lines = append(lines, tokenLine{Token: tok})
 	}
 	return lineEntries(lines)
 }
@@ -107,7 +107,7 @@ func entries(tokens []string) []tokenEntry {
 // lineEntries builds each line's entry: its principal is named by the
 // line's name= when it has one, by the token's digest otherwise, and holds
 // the line's scopes, or every scope when it lists none.
-func lineEntries(lines []TokenLine) []tokenEntry {
+func lineEntries(lines []tokenLine) []tokenEntry {
 	out := make([]tokenEntry, 0, len(lines))
 	for _, l := range lines {
 		d := sha256.Sum256([]byte(l.Token))
@@ -122,8 +122,8 @@ func lineEntries(lines []TokenLine) []tokenEntry {
 	return out
 }
 
-// SplitList splits a comma-separated token list (the --tokens flag).
-func SplitList(list string) []string {
+// splitList splits a comma-separated token list (the --tokens flag).
+func splitList(list string) []string {
 	var out []string
 	for _, tok := range strings.Split(list, ",") {
 		if tok = strings.TrimSpace(tok); tok != "" {

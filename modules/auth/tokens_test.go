@@ -11,7 +11,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
-	tokens := NewTokens([]string{"static-1", "static-2"})
+	tokens := newTokenSet([]string{"static-1", "static-2"})
 	if tokens.Len() != 2 {
 		t.Fatalf("Len = %d, want 2", tokens.Len())
 	}
@@ -40,14 +40,14 @@ func TestTokens(t *testing.T) {
 }
 
 func TestTokensEmpty(t *testing.T) {
-	tokens := NewTokens(nil)
+	tokens := newTokenSet(nil)
 	if tokens.Len() != 0 {
 		t.Fatalf("Len = %d, want 0", tokens.Len())
 	}
 	assertValid(t, tokens, map[string]bool{"": false, "anything": false})
 }
 
-func assertValid(t *testing.T, tokens *Tokens, want map[string]bool) {
+func assertValid(t *testing.T, tokens *tokenSet, want map[string]bool) {
 	t.Helper()
 	for tok, ok := range want {
 		if got := tokens.Valid(tok); got != ok {
@@ -57,10 +57,10 @@ func assertValid(t *testing.T, tokens *Tokens, want map[string]bool) {
 }
 
 // lines are tokens-file lines of the tokens, without names or scopes.
-func lines(tokens ...string) []TokenLine {
-	out := make([]TokenLine, 0, len(tokens))
+func lines(tokens ...string) []tokenLine {
+	out := make([]tokenLine, 0, len(tokens))
 	for _, tok := range tokens {
-		out = append(out, TokenLine{Token: tok})
+		out = append(out, tokenLine{Token: tok})
 	}
 	return out
 }
@@ -69,7 +69,7 @@ func TestParseTokens(t *testing.T) {
 	const read, write = principal.ScopePlantsRead, principal.ScopePlantsWrite
 	for _, tc := range []struct {
 		name, text string
-		want       []TokenLine
+		want       []tokenLine
 	}{
 		{"empty", "", nil},
 		{"blank lines", "\n\n  \n\t\n", nil},
@@ -81,19 +81,19 @@ func TestParseTokens(t *testing.T) {
 		{"mixed", "# rotated 2026-11-01\nnew-token\n\n# old, remove after the rollout\nold-token\n", lines("new-token", "old-token")},
 		{"hash inside a token", "abc#def\n", lines("abc#def")},
 		{"duplicates kept", "a\na\n", lines("a", "a")},
-		{"one scope", "dash plants:read\n", []TokenLine{{Token: "dash", Scopes: []string{read}}}},
-		{"two scopes, tabs", "ci\tplants:write  plants:read\r\n", []TokenLine{{Token: "ci", Scopes: []string{write, read}}}},
-		{"repeated scope once", "ci plants:read plants:read\n", []TokenLine{{Token: "ci", Scopes: []string{read}}}},
-		{"named", "dash name=dashboard plants:read\n", []TokenLine{{Token: "dash", Name: "dashboard", Scopes: []string{read}}}},
-		{"named, every scope", "ops name=ops\n", []TokenLine{{Token: "ops", Name: "ops"}}},
+		{"one scope", "dash plants:read\n", []tokenLine{{Token: "dash", Scopes: []string{read}}}},
+		{"two scopes, tabs", "ci\tplants:write  plants:read\r\n", []tokenLine{{Token: "ci", Scopes: []string{write, read}}}},
+		{"repeated scope once", "ci plants:read plants:read\n", []tokenLine{{Token: "ci", Scopes: []string{read}}}},
+		{"named", "dash name=dashboard plants:read\n", []tokenLine{{Token: "dash", Name: "dashboard", Scopes: []string{read}}}},
+		{"named, every scope", "ops name=ops\n", []tokenLine{{Token: "ops", Name: "ops"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseTokens(tc.text)
+			got, err := parseTokens(tc.text)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("ParseTokens(%q) = %+v, want %+v", tc.text, got, tc.want)
+				t.Fatalf("parseTokens(%q) = %+v, want %+v", tc.text, got, tc.want)
 			}
 		})
 	}
@@ -111,9 +111,9 @@ func TestParseTokensRefuses(t *testing.T) {
 		// the two scopes it joins are one unknown scope, refused.
 		{"secret-1 plants:read\u00a0plants:write\n", `tokens file line 1: unknown scope "plants:read\u00a0plants:write" (known: plants:read, plants:write)`},
 	} {
-		got, err := ParseTokens(tc.text)
+		got, err := parseTokens(tc.text)
 		if err == nil || err.Error() != tc.want {
-			t.Fatalf("ParseTokens(%q) = %+v, %v; want the error %q", tc.text, got, err, tc.want)
+			t.Fatalf("parseTokens(%q) = %+v, %v; want the error %q", tc.text, got, err, tc.want)
 		}
 		if strings.Contains(err.Error(), "secret") {
 			t.Fatalf("the error %q shows the token", err)
@@ -124,8 +124,8 @@ func TestParseTokensRefuses(t *testing.T) {
 // TestTokensScopes: a line with scopes holds those only; a line without
 // holds every scope; a name names the caller, the id stays the digest's.
 func TestTokensScopes(t *testing.T) {
-	tokens := NewTokens([]string{"dev"})
-	parsed, err := ParseTokens("reader name=dashboard plants:read\nwriter plants:write\nall\n")
+	tokens := newTokenSet([]string{"dev"})
+	parsed, err := parseTokens("reader name=dashboard plants:read\nwriter plants:write\nall\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +170,8 @@ func TestSplitList(t *testing.T) {
 		{"one,two", []string{"one", "two"}},
 		{" one , two ,, three, ", []string{"one", "two", "three"}},
 	} {
-		if got := SplitList(tc.list); !slices.Equal(got, tc.want) {
-			t.Errorf("SplitList(%q) = %q, want %q", tc.list, got, tc.want)
+		if got := splitList(tc.list); !slices.Equal(got, tc.want) {
+			t.Errorf("splitList(%q) = %q, want %q", tc.list, got, tc.want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ func BenchmarkDecodeNewPlant(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(benchBody)))
 	for b.Loop() {
-		if _, err := DecodeNewPlant(benchBody); err != nil {
+		if _, err := decodeNewPlant(benchBody); err != nil {
 			b.Fatal(err)
 		}
 	}

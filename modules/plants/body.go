@@ -18,6 +18,22 @@ var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func getBuffer() *bytes.Buffer { b := buffers.Get().(*bytes.Buffer); b.Reset(); return b }
 
+// readJSON reads the JSON body of a create or an update into a pooled
+// buffer, which the caller puts back (putBuffer) once it is done with the
+// body and the buffer. Not ok: the request is answered already (its
+// headers' 415 or 400, the body's 413 or 400) and the buffer put back.
+func (h *Handlers) readJSON(w http.ResponseWriter, r *http.Request) (body []byte, buf *bytes.Buffer, ok bool) {
+	if !checkBodyHeaders(w, r, jsonContentType) {
+		return nil, nil, false
+	}
+	buf = getBuffer()
+	if body, ok = readBody(w, r, buf, h.maxBodyBytes); !ok {
+		putBuffer(buf)
+		return nil, nil, false
+	}
+	return body, buf, true
+}
+
 func putBuffer(b *bytes.Buffer) {
 	if b.Cap() <= 64<<10 { // a rare huge body should not pin its memory in the pool
 		buffers.Put(b)

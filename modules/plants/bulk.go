@@ -20,19 +20,19 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plantjson"
 )
 
-// ImportPath is the bulk create: an NDJSON stream of NewPlants in, an NDJSON
+// importPath is the bulk create: an NDJSON stream of NewPlants in, an NDJSON
 // stream of one result per plant out, in the input's order. It is a route
 // of its own rather than a second content type of POST /plants so that the
 // chain does not read its body ahead (a stream has no end to wait for), and
 // so that a server without it answers 404 whatever the content type.
-const ImportPath = "/plants:import"
+const importPath = "/plants:import"
 
-// NDJSONContentType is the media type of both streams.
-const NDJSONContentType = "application/x-ndjson"
+// ndjsonContentType is the media type of both streams.
+const ndjsonContentType = "application/x-ndjson"
 
-// DefaultMaxImportBytes is the default cap on one import stream, 1 GiB:
+// defaultMaxImportBytes is the default cap on one import stream, 1 GiB:
 // about fifteen million plants of a typical size.
-const DefaultMaxImportBytes = 1 << 30
+const defaultMaxImportBytes = 1 << 30
 
 // importWindow is how many creates of one stream are in flight at once:
 // enough that bolt's group commit and postgres's batches fill up from one
@@ -76,7 +76,7 @@ func NewImporter(h *Handlers, maxStream int64, readTimeout, writeTimeout time.Du
 		writeTimeout = httpapi.DefaultLimits.WriteTimeout
 	}
 	if maxStream <= 0 {
-		maxStream = DefaultMaxImportBytes
+		maxStream = defaultMaxImportBytes
 	}
 	return &Importer{h: h, maxStream: maxStream, readTimeout: readTimeout, writeTimeout: writeTimeout}
 }
@@ -87,7 +87,7 @@ func newImporterFromApp(p importerParams) *Importer {
 
 // Routes is the import route; it needs the create's scope.
 func (im *Importer) Routes() []httpapi.Route {
-	return []httpapi.Route{{Method: http.MethodPost, Path: ImportPath, Handler: http.HandlerFunc(im.serve), Requires: principal.ScopePlantsWrite}}
+	return []httpapi.Route{{Method: http.MethodPost, Path: importPath, Handler: http.HandlerFunc(im.serve), Requires: principal.ScopePlantsWrite}}
 }
 
 // pending is one line's result, ready once done is closed.
@@ -101,7 +101,7 @@ type pending struct {
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
-	if !checkBodyHeaders(w, r, NDJSONContentType) {
+	if !checkBodyHeaders(w, r, ndjsonContentType) {
 		return
 	}
 	// A stream lasts as long as its client sends: it leaves the shared
@@ -115,7 +115,7 @@ func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
 	// HTTP/1.1 answers before the body is read to its end only when asked:
 	// results flow while lines still arrive. HTTP/2 streams do so anyway.
 	_ = rc.EnableFullDuplex()
-	w.Header().Set("Content-Type", NDJSONContentType)
+	w.Header().Set("Content-Type", ndjsonContentType)
 	w.WriteHeader(http.StatusOK)
 
 	ctx, cancel := context.WithCancel(r.Context())

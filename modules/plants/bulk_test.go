@@ -41,7 +41,7 @@ func newBulkServer(t *testing.T, store plant.Store, maxLine, maxStream int64) *h
 // Content-Type and the whole answer.
 func postImport(t *testing.T, srv *httptest.Server, contentType, body string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, srv.URL+ImportPath, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, srv.URL+importPath, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestBulkImportAnswersEachLineInOrder(t *testing.T) {
 	if _, err := store.Create(context.Background(), plant.Plant{ID: 9, Name: "stored", Tag: plant.StringPtr("s")}); err != nil {
 		t.Fatal(err)
 	}
-	srv := newBulkServer(t, store, DefaultMaxBodyBytes, DefaultMaxImportBytes)
+	srv := newBulkServer(t, store, DefaultMaxBodyBytes, defaultMaxImportBytes)
 
 	bad := []string{
 		`{"id":3,"name":"caf` + "\xe9" + `"}`,
@@ -121,8 +121,8 @@ func TestBulkImportAnswersEachLineInOrder(t *testing.T) {
 	fmt.Fprintf(&want, `{"line":%d,"id":-2,"result":"created"}`+"\n", 6+len(bad))
 
 	status, ct, got := postImport(t, srv, "application/x-ndjson", body)
-	if status != http.StatusOK || ct != NDJSONContentType || got != want.String() {
-		t.Fatalf("import = %d %q\n%s\nwant 200 %q\n%s", status, ct, got, NDJSONContentType, want.String())
+	if status != http.StatusOK || ct != ndjsonContentType || got != want.String() {
+		t.Fatalf("import = %d %q\n%s\nwant 200 %q\n%s", status, ct, got, ndjsonContentType, want.String())
 	}
 	for _, id := range []int64{1, -2} {
 		if _, err := store.Get(context.Background(), id); err != nil {
@@ -141,7 +141,7 @@ func TestBulkImportAnswersEachLineInOrder(t *testing.T) {
 func TestBulkImportFramingErrorsEndTheStream(t *testing.T) {
 	t.Run("line over the cap", func(t *testing.T) {
 		store := memstore.New()
-		srv := newBulkServer(t, store, 32, DefaultMaxImportBytes)
+		srv := newBulkServer(t, store, 32, defaultMaxImportBytes)
 		exact := `{"id":1,"name":"` + strings.Repeat("x", 32-len(`{"id":1,"name":""}`)) + `"}` // 32 bytes
 		body := exact + "\n" + `{"id":2,"name":"` + strings.Repeat("x", 32) + `"}` + "\n" + `{"id":3,"name":"c"}` + "\n"
 		status, _, got := postImport(t, srv, "application/x-ndjson", body)
@@ -170,7 +170,7 @@ func TestBulkImportFramingErrorsEndTheStream(t *testing.T) {
 // TestBulkImportRefusesOtherBodies: the import takes NDJSON only, declared
 // once, in UTF-8 and without a content coding, as the create takes JSON.
 func TestBulkImportRefusesOtherBodies(t *testing.T) {
-	srv := newBulkServer(t, memstore.New(), DefaultMaxBodyBytes, DefaultMaxImportBytes)
+	srv := newBulkServer(t, memstore.New(), DefaultMaxBodyBytes, defaultMaxImportBytes)
 	for ct, want := range map[string]string{
 		"application/json": `{"error":415,"message":"Content-Type must be application/x-ndjson, not \"application/json\""}`,
 		"":                 `{"error":415,"message":"Content-Type must be application/x-ndjson; the request has none"}`,
@@ -182,7 +182,7 @@ func TestBulkImportRefusesOtherBodies(t *testing.T) {
 			t.Fatalf("Content-Type %q: %d %q %s, want 415 %s", ct, status, gotCT, got, want)
 		}
 	}
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+ImportPath, strings.NewReader(`{"id":1,"name":"a"}`))
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+importPath, strings.NewReader(`{"id":1,"name":"a"}`))
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	req.Header.Set("Content-Encoding", "gzip")
 	resp, err := srv.Client().Do(req)
@@ -232,8 +232,8 @@ func TestBulkImportFeedsTheStoreConcurrently(t *testing.T) {
 			fmt.Fprintf(&body, `{"id":%d,"name":"p%d"}`+"\n", n-i, i)
 			fmt.Fprintf(&want, `{"line":%d,"id":%d,"result":"created"}`+"\n", i+1, n-i)
 		}
-		req := httptest.NewRequest(http.MethodPost, ImportPath, strings.NewReader(body.String()))
-		req.Header.Set("Content-Type", NDJSONContentType)
+		req := httptest.NewRequest(http.MethodPost, importPath, strings.NewReader(body.String()))
+		req.Header.Set("Content-Type", ndjsonContentType)
 		rec := httptest.NewRecorder()
 		served := make(chan struct{})
 		go func() {

@@ -10,16 +10,12 @@ import (
 // create handles POST /plants: it answers the Plant (name, and tag when the
 // request had one), never the id, as the contract's rule 2 requires.
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
-	if !checkBodyHeaders(w, r, jsonContentType) {
-		return
-	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	body, ok := readBody(w, r, buf, h.maxBodyBytes)
+	body, buf, ok := h.readJSON(w, r)
 	if !ok {
 		return
 	}
-	p, err := DecodeNewPlant(body)
+	defer putBuffer(buf)
+	p, err := decodeNewPlant(body)
 	if err != nil {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return

@@ -8,24 +8,24 @@ import (
 // The body decoder lives in plantjson, a leaf package, so that the CLI's
 // import checks its file with the decoder the API runs.
 
-// BadRequestError is a request that is not valid: a body that is not a
+// badRequestError is a request that is not valid: a body that is not a
 // NewPlant, a bad parameter or header. Its message is written to the client
 // as is, so it names the field and the problem.
-type BadRequestError = plantjson.BadRequestError
+type badRequestError = plantjson.BadRequestError
 
-func badRequest(msg string) error { return &BadRequestError{Message: msg} }
+func badRequest(msg string) error { return &badRequestError{Message: msg} }
 
-// MaxTextLength is the most characters a name or a tag may have.
-const MaxTextLength = plantjson.MaxTextLength
+// maxTextLength is the most characters a name or a tag may have.
+const maxTextLength = plantjson.MaxTextLength
 
-// MaxDepth is how deeply a value in a NewPlant may nest.
-const MaxDepth = plantjson.MaxDepth
+// maxDepth is how deeply a value in a NewPlant may nest.
+const maxDepth = plantjson.MaxDepth
 
-// DecodeNewPlant parses a NewPlant request body (plantjson.DecodeNewPlant).
-func DecodeNewPlant(body []byte) (plant.Plant, error) { return plantjson.DecodeNewPlant(body) }
+// decodeNewPlant parses a NewPlant request body (plantjson.DecodeNewPlant).
+func decodeNewPlant(body []byte) (plant.Plant, error) { return plantjson.DecodeNewPlant(body) }
 
-// DecodeReplacement parses a PUT /plants/{id} body
+// decodeReplacement parses a PUT /plants/{id} body
 // (plantjson.DecodeReplacement).
-func DecodeReplacement(body []byte, id int64) (plant.Plant, error) {
+func decodeReplacement(body []byte, id int64) (plant.Plant, error) {
 	return plantjson.DecodeReplacement(body, id)
 }

@@ -28,13 +28,13 @@ func FuzzEncodeDecodedPlant(f *testing.F) {
 		f.Add([]byte(body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p, err := DecodeNewPlant(body)
+		p, err := decodeNewPlant(body)
 		if err != nil {
 			return // the decoder's refusals are plantjson's to check
 		}
 		// The stored shape {id, name, tag?} decodes back to the same plant.
 		stored := appendStoredPlant(nil, p)
-		again, err := DecodeNewPlant(stored)
+		again, err := decodeNewPlant(stored)
 		if err != nil {
 			t.Fatalf("re-decoding %q (from %q): %v", stored, body, err)
 		}

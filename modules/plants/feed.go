@@ -28,8 +28,8 @@ import (
 // waits at most a minute: longer than that, proxies and load balancers
 // start cutting idle answers.
 const (
-	DefaultChangesLimit = DefaultListLimit
-	MaxChangesWait      = 60 * time.Second
+	defaultChangesLimit = defaultListLimit
+	maxChangesWait      = 60 * time.Second
 )
 
 // ChangesCursorHeader is the header of every GET /plants page: the change
@@ -264,9 +264,9 @@ func appendChange(b []byte, rec changes.Record) []byte {
 
 // parseChangesQuery reads after, limit and wait from a raw query string,
 // as parseListQuery reads its parameters: other parameters are ignored, a
-// repeated one or a malformed value is a *BadRequestError naming it.
+// repeated one or a malformed value is a *badRequestError naming it.
 func parseChangesQuery(raw string) (changesQuery, error) {
-	q := changesQuery{limit: DefaultChangesLimit}
+	q := changesQuery{limit: defaultChangesLimit}
 	values, err := parseQuery(raw, "after", "limit", "wait")
 	if err != nil {
 		return q, err
@@ -290,11 +290,11 @@ func parseChangesQuery(raw string) (changesQuery, error) {
 }
 
 // parseWait reads a wait in Go's duration syntax ("30s", "1m", "0"), from
-// 0 to MaxChangesWait.
+// 0 to maxChangesWait.
 func parseWait(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 || d > MaxChangesWait {
-		return 0, badRequest(`query parameter "wait" must be a duration from 0s to ` + MaxChangesWait.String() + ` such as "30s", not ` + strconv.Quote(clip(s)))
+	if err != nil || d < 0 || d > maxChangesWait {
+		return 0, badRequest(`query parameter "wait" must be a duration from 0s to ` + maxChangesWait.String() + ` such as "30s", not ` + strconv.Quote(clip(s)))
 	}
 	return d, nil
 }

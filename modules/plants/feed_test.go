@@ -274,7 +274,7 @@ func TestChangesLongPollEnds(t *testing.T) {
 		answered = longPoll(ctx, newFeedAPI(t, store, store, nil), "/plants/changes?wait=60s&after="+cursor4)
 		synctest.Wait()
 		leave()
-		assertAnswer(t, <-answered, StatusClientClosedRequest, `{"error":499,"message":"the client closed the request"}`)
+		assertAnswer(t, <-answered, statusClientClosedRequest, `{"error":499,"message":"the client closed the request"}`)
 	})
 }
 

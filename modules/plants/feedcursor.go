@@ -35,7 +35,7 @@ func EncodeCursor(c changes.Cursor) string {
 }
 
 // ParseCursor reads a cursor's text; source names where it came from (a
-// query parameter, a header) in the *BadRequestError of a malformed one.
+// query parameter, a header) in the *badRequestError of a malformed one.
 func ParseCursor(source, s string) (changes.Cursor, error) {
 	var b [cursorLen]byte
 	if len(s) != cursorTextLen {

@@ -60,9 +60,9 @@ func (h *Handlers) Routes() []httpapi.Route {
 	}
 }
 
-// StatusClientClosedRequest is nginx's status for a request whose client
+// statusClientClosedRequest is nginx's status for a request whose client
 // disconnected before the answer; no client ever receives it.
-const StatusClientClosedRequest = 499
+const statusClientClosedRequest = 499
 
 // retryAfterSeconds is what a client is told to wait while the store is
 // unreachable: long enough not to hammer it, short enough to recover fast.
@@ -80,7 +80,7 @@ func (h *Handlers) storeError(w http.ResponseWriter, r *http.Request, err error,
 func writeStoreError(log *zap.Logger, w http.ResponseWriter, r *http.Request, err error, id int64) {
 	status, message := errorStatus(r.Context(), err, id)
 	switch status {
-	case StatusClientClosedRequest:
+	case statusClientClosedRequest:
 		// Nobody reads this answer, and it is not a server error, so it is
 		// neither logged as one nor counted as a 5xx.
 		log.Debug("client gone before the store answered", requestFields(r, err)...)
@@ -104,7 +104,7 @@ func errorStatus(ctx context.Context, err error, id int64) (status int, message 
 	}
 	switch {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return StatusClientClosedRequest, "the client closed the request"
+		return statusClientClosedRequest, "the client closed the request"
 	case errors.Is(err, plant.ErrUnavailable):
 		return http.StatusServiceUnavailable, "the plant store is unavailable; retry later"
 	default:

@@ -115,7 +115,7 @@ func TestClientGoneIsNotAServerError(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
 	api.ServeHTTP(w, req)
-	assertAnswer(t, w, StatusClientClosedRequest, `{"error":499,"message":"the client closed the request"}`)
+	assertAnswer(t, w, statusClientClosedRequest, `{"error":499,"message":"the client closed the request"}`)
 
 	// The same error while the client is still there is the store's failure.
 	w = serve(newTestAPI(t, failingStore{err: context.Canceled}), http.MethodGet, "/plants/1")

@@ -30,12 +30,12 @@ var hostileBodies = []struct {
 	{
 		name: "nesting at the depth limit in an unknown field",
 		// The NewPlant object is level 1, so 63 arrays reach level 64.
-		body: `{"id":1,"name":"a","x":` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + `}`,
+		body: `{"id":1,"name":"a","x":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
 		ok:   true,
 	},
 	{
 		name: "nesting one level past the limit in an unknown field",
-		body: `{"id":1,"name":"a","x":[{"y":` + strings.Repeat("[", MaxDepth-2) + strings.Repeat("]", MaxDepth-2) + `}]}`,
+		body: `{"id":1,"name":"a","x":[{"y":` + strings.Repeat("[", maxDepth-2) + strings.Repeat("]", maxDepth-2) + `}]}`,
 		want: "request body nests deeper than 64 levels",
 	},
 	{
@@ -86,22 +86,22 @@ func TestDecodeHostileBodies(t *testing.T) {
 			if len(tc.body) > DefaultMaxBodyBytes {
 				t.Fatalf("body is %d bytes, over the default limit: it would never reach the decoder", len(tc.body))
 			}
-			p, err := DecodeNewPlant([]byte(tc.body))
+			p, err := decodeNewPlant([]byte(tc.body))
 			if tc.ok {
 				if err != nil || p.ID != 1 || p.Name != "a" || p.Tag != nil {
-					t.Fatalf("DecodeNewPlant = %+v, %v; want plant 1 named a", p, err)
+					t.Fatalf("decodeNewPlant = %+v, %v; want plant 1 named a", p, err)
 				}
 				return
 			}
-			var bad *BadRequestError
+			var bad *badRequestError
 			if !errors.As(err, &bad) {
-				t.Fatalf("DecodeNewPlant = %+v, %v; want a *BadRequestError", p, err)
+				t.Fatalf("decodeNewPlant = %+v, %v; want a *badRequestError", p, err)
 			}
 			if bad.Message != tc.want {
 				t.Fatalf("message = %q\nwant      %q", bad.Message, tc.want)
 			}
 			if p != (plant.Plant{}) {
-				t.Fatalf("DecodeNewPlant returned %+v with its error; want the zero Plant", p)
+				t.Fatalf("decodeNewPlant returned %+v with its error; want the zero Plant", p)
 			}
 		})
 	}
@@ -115,7 +115,7 @@ func BenchmarkDecodeHostile(b *testing.B) {
 		b.Run(strings.ReplaceAll(tc.name, " ", "_"), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				_, _ = DecodeNewPlant(body)
+				_, _ = decodeNewPlant(body)
 			}
 		})
 	}

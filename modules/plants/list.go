@@ -14,8 +14,8 @@ import (
 // clamped: a client that asked for 5000 plants and quietly got 1000 could
 // take the short page for the whole list.
 const (
-	DefaultListLimit = 100
-	MaxListLimit     = 1000
+	defaultListLimit = 100
+	maxListLimit     = 1000
 )
 
 // list handles GET /plants: one page of plants in ascending id order, and a
@@ -65,11 +65,11 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 // parameters are ignored. A malformed query string, a parameter given more
 // than once (which value would the client mean?), or a value out of its
 // range, not in canonical decimal, not valid UTF-8 or holding U+0000 is a
-// *BadRequestError naming the parameter, so no store sees it. An empty tag
+// *badRequestError naming the parameter, so no store sees it. An empty tag
 // (tag=) selects the plants whose tag is the empty string, not the
 // untagged ones.
 func parseListQuery(raw string) (plant.ListQuery, error) {
-	q := plant.ListQuery{Limit: DefaultListLimit}
+	q := plant.ListQuery{Limit: defaultListLimit}
 	if raw == "" {
 		return q, nil
 	}
@@ -95,7 +95,7 @@ func parseListQuery(raw string) (plant.ListQuery, error) {
 	return q, nil
 }
 
-var limitRange = "from 1 to " + strconv.Itoa(MaxListLimit)
+var limitRange = "from 1 to " + strconv.Itoa(maxListLimit)
 
 // parseLimit parses limit in canonical decimal, as ids are (isCanonicalInt).
 func parseLimit(s string) (int, error) {
@@ -103,7 +103,7 @@ func parseLimit(s string) (int, error) {
 		return 0, notCanonical(`query parameter "limit" must be an integer `+limitRange, s)
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 || n > MaxListLimit { // canonical digits: err is ErrRange, beyond int64, so out of range too
+	if err != nil || n < 1 || n > maxListLimit { // canonical digits: err is ErrRange, beyond int64, so out of range too
 		return 0, badRequest(`query parameter "limit" must be ` + limitRange + ", not " + clip(s))
 	}
 	return int(n), nil

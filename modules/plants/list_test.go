@@ -69,7 +69,7 @@ func TestParseListQuery(t *testing.T) {
 	}
 	for _, c := range bad {
 		_, err := parseListQuery(c.raw)
-		var bad *BadRequestError
+		var bad *badRequestError
 		if !errors.As(err, &bad) || err.Error() != c.msg {
 			t.Errorf("parseListQuery(%q) error = %v, want %s", c.raw, err, c.msg)
 		}

@@ -16,36 +16,18 @@ import (
 	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
-	"github.com/plantstore/plantstore/modules/plants/boltstore"
-	"github.com/plantstore/plantstore/modules/plants/pgstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
-// Config is the plants part of the program's configuration. Each store
-// owns its own part (and its flags); only the chosen store's is used.
-type Config struct {
-	Store        string // memory, bolt or postgres
-	MaxBodyBytes int64
-	// MaxImportBytes caps one stream of the bulk create (POST /plants:import).
-	MaxImportBytes int64
-	// ChangesRetention is how long every store keeps a change in its log,
-	// and a delivered webhook event for a replay; zero keeps them for
-	// ever, on every store (the flag's default is DefaultChangesRetention).
-	ChangesRetention time.Duration
-
-	Bolt     boltstore.Config
-	Postgres pgstore.Config // Tracer is set by Open
-}
-
-// DefaultChangesRetention is --changes-retention's default: three days, a
+// defaultChangesRetention is --changes-retention's default: three days, a
 // long weekend of a follower or a webhook receiver being down.
-const DefaultChangesRetention = 72 * time.Hour
+const defaultChangesRetention = 72 * time.Hour
 
-// MinChangesRetention is the shortest --changes-retention accepted: a
+// minChangesRetention is the shortest --changes-retention accepted: a
 // follower must have time to read a change before it is pruned.
-const MinChangesRetention = time.Minute
+const minChangesRetention = time.Minute
 
-// Module opens the configured store (see StoreKinds) and contributes the API
+// Module opens the configured store (see storeKinds) and contributes the API
 // routes and the store's readiness check. Inside the module the
 // plant.Store and the change log are the instrumented ones (fx.Decorate),
 // so the handlers, the feed and the readiness check are timed and traced.
@@ -73,7 +55,7 @@ var Module = fx.Module("plants",
 			return httpapi.ReadinessCheck{Name: "store", Check: store.Ping}
 		}),
 	),
-	fx.Invoke(func(reg prometheus.Registerer, o *Opened) error { return o.RegisterMetrics(reg) }),
+	fx.Invoke(func(reg prometheus.Registerer, o *openedStore) error { return o.RegisterMetrics(reg) }),
 )
 
 // handlersParams is what the API handlers are built from: the store, and its
@@ -121,16 +103,16 @@ type storeFacesResult struct {
 	Changes changes.ChangeLog
 }
 
-func storeFaces(o *Opened) storeFacesResult {
+func storeFaces(o *openedStore) storeFacesResult {
 	return storeFacesResult{Store: o.Store, Outbox: o.Outbox, Changes: o.Changes}
 }
 
-// openStore opens the store cfg names (Open). Opening only builds; the
+// openStore opens the store cfg names (openConfigured). Opening only builds; the
 // store's goroutines start in its OnStart hook (after postgres's
 // migrations), and it closes when the app stops, after the listeners have
 // drained.
-func openStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (*Opened, error) {
-	o, err := Open(cfg, tp)
+func openStore(cfg Config, lc fx.Lifecycle, tp trace.TracerProvider) (*openedStore, error) {
+	o, err := openConfigured(cfg, tp)
 	if err != nil {
 		return nil, err
 	}

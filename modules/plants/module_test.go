@@ -94,7 +94,7 @@ func TestModuleKeepsItsOwnTypesPrivate(t *testing.T) {
 			t.Errorf("%T does not reach the app: %v", target, err)
 		}
 	}
-	for _, target := range []any{new(*boltstore.Store), new(*pgstore.Store), new(*Opened), new(*Handlers), new(*Feed), new(*Importer)} {
+	for _, target := range []any{new(*boltstore.Store), new(*pgstore.Store), new(*openedStore), new(*Handlers), new(*Feed), new(*Importer)} {
 		if populate(target) == nil {
 			t.Errorf("%T reaches the app outside the plants module", target)
 		}

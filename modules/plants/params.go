@@ -96,7 +96,7 @@ func clip(s string) string {
 // parseQuery reads a raw query string whose parameters named are each
 // given at most once, as valid text; other parameters are ignored. A
 // malformed string, a repeated parameter or a malformed value is a
-// *BadRequestError naming it.
+// *badRequestError naming it.
 func parseQuery(raw string, names ...string) (url.Values, error) {
 	values, err := url.ParseQuery(raw)
 	if err != nil {

@@ -5,9 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
@@ -25,6 +25,23 @@ import (
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
+// Config is the plants part of the program's configuration. Each store
+// owns its own part (and its flags), a field here beside the store table;
+// only the chosen store's is used.
+type Config struct {
+	Store        string // memory, bolt or postgres
+	MaxBodyBytes int64
+	// MaxImportBytes caps one stream of the bulk create (POST /plants:import).
+	MaxImportBytes int64
+	// ChangesRetention is how long every store keeps a change in its log,
+	// and a delivered webhook event for a replay; zero keeps them for
+	// ever, on every store (the flag's default is defaultChangesRetention).
+	ChangesRetention time.Duration
+
+	Bolt     boltstore.Config
+	Postgres pgstore.Config // Tracer is set by openConfigured
+}
+
 // Store names accepted by Config.Store: the kinds' names.
 const (
 	StoreMemory   = "memory"
@@ -39,8 +56,8 @@ const (
 // webhooks' need of an outbox and the serving line all read this table.
 var storeKinds = []StoreKind{
 	{Name: StoreMemory, ChangeLog: true, open: openMemory},
-	{Name: StoreBolt, Outbox: true, ChangeLog: true, Durable: true, open: openBolt, migrate: migrateBolt, flags: boltFlags, validate: validateBolt, serving: servingBolt},
-	{Name: StorePostgres, Outbox: true, ChangeLog: true, Durable: true, Replicas: true, open: openPostgres, migrate: migratePostgres, flags: postgresFlags, validate: validatePostgres, serving: servingPostgres},
+	{Name: StoreBolt, Outbox: true, ChangeLog: true, open: openBolt, migrate: migrateBolt, flags: boltFlags, validate: validateBolt, serving: servingBolt},
+	{Name: StorePostgres, Outbox: true, ChangeLog: true, open: openPostgres, migrate: migratePostgres, flags: postgresFlags, validate: validatePostgres, serving: servingPostgres},
 }
 
 // StoreKind is one store this build can open: what it supports, and how to
@@ -50,14 +67,12 @@ type StoreKind struct {
 	// and the serving line's store.
 	Name string
 
-	// What the store keeps and allows besides plant.Store.
+	// What the store keeps besides plant.Store.
 	Outbox    bool // an outbox written in each change's commit: webhooks can run on it
 	ChangeLog bool // a change log: the change feed, and what wakes the webhooks' dispatcher
-	Durable   bool // its plants outlive the process
-	Replicas  bool // several replicas can serve the same plants
 
 	// open builds the store from cfg without starting anything.
-	open func(cfg Config, tp trace.TracerProvider) (*Opened, error)
+	open func(cfg Config, tp trace.TracerProvider) (*openedStore, error)
 	// migrate brings the store's schema up to date and closes it; nil for
 	// a store that keeps no schema.
 	migrate func(ctx context.Context, cfg Config) error
@@ -71,9 +86,6 @@ type StoreKind struct {
 	// plants; nil for nothing.
 	serving func(cfg Config) []zap.Field
 }
-
-// StoreKinds returns every store this build can open, in the table's order.
-func StoreKinds() []StoreKind { return slices.Clone(storeKinds) }
 
 // LookupStore returns the kind named name (a --store value).
 func LookupStore(name string) (StoreKind, bool) {
@@ -97,9 +109,9 @@ func storeNames() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// Opened is a store as its kind opened it, not yet started: its faces,
+// openedStore is a store as its kind opened it, not yet started: its faces,
 // and what starts it and measures it. Close closes it.
-type Opened struct {
+type openedStore struct {
 	Kind    StoreKind
 	Store   plant.Store
 	Outbox  outbox.Store // nil for a store that keeps none
@@ -109,10 +121,10 @@ type Opened struct {
 	metrics []storeMetric
 }
 
-// Open opens the store cfg names, without Fx: Start sets its goroutines
+// openConfigured opens the store cfg names, without Fx: Start sets its goroutines
 // going (after postgres's migrations), Close closes it. cfg's retention
 // and the tracer of postgres's statements are handed to the store.
-func Open(cfg Config, tp trace.TracerProvider) (*Opened, error) {
+func openConfigured(cfg Config, tp trace.TracerProvider) (*openedStore, error) {
 	k, ok := LookupStore(cfg.Store)
 	if !ok {
 		return nil, fmt.Errorf("store %q is not available in this build", cfg.Store)
@@ -127,7 +139,7 @@ func Open(cfg Config, tp trace.TracerProvider) (*Opened, error) {
 
 // Start runs the store's start steps in order, stopping at the first that
 // fails.
-func (o *Opened) Start(ctx context.Context) error {
+func (o *openedStore) Start(ctx context.Context) error {
 	for _, start := range o.start {
 		if err := start(ctx); err != nil {
 			return err
@@ -137,11 +149,11 @@ func (o *Opened) Start(ctx context.Context) error {
 }
 
 // Close closes the store.
-func (o *Opened) Close() error { return o.Store.Close() }
+func (o *openedStore) Close() error { return o.Store.Close() }
 
 // RegisterMetrics exports on reg the figures the store keeps of itself
 // (its commits, say); a store that keeps none exports nothing.
-func (o *Opened) RegisterMetrics(reg prometheus.Registerer) error {
+func (o *openedStore) RegisterMetrics(reg prometheus.Registerer) error {
 	return registerStoreMetrics(reg, o.metrics)
 }
 
@@ -168,21 +180,21 @@ func (c Config) ServingFields() []zap.Field {
 
 // The memory store: no schema, no flags, nothing on disk.
 
-func openMemory(cfg Config, _ trace.TracerProvider) (*Opened, error) {
+func openMemory(cfg Config, _ trace.TracerProvider) (*openedStore, error) {
 	s := memstore.NewWithOptions(memstore.Options{ChangesRetention: cfg.ChangesRetention})
-	return &Opened{Store: s, Changes: s, start: []func(context.Context) error{s.Start}}, nil // the change log's pruner
+	return &openedStore{Store: s, Changes: s, start: []func(context.Context) error{s.Start}}, nil // the change log's pruner
 }
 
 // The bolt store: plants.db in --data-dir.
 
-func openBolt(cfg Config, _ trace.TracerProvider) (*Opened, error) {
+func openBolt(cfg Config, _ trace.TracerProvider) (*openedStore, error) {
 	boltCfg := cfg.Bolt
 	boltCfg.ChangesRetention = cfg.ChangesRetention
 	s, err := boltstore.OpenConfig(boltCfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Opened{
+	return &openedStore{
 		Store: s, Outbox: s.Outbox(), Changes: s.Changes(),
 		start:   []func(context.Context) error{s.Start}, // the group committer's goroutine, and the pruner's
 		metrics: boltMetrics(s),
@@ -230,7 +242,7 @@ func boltMetrics(s *boltstore.Store) []storeMetric {
 
 // The postgres store: a database that several replicas share.
 
-func openPostgres(cfg Config, tp trace.TracerProvider) (*Opened, error) {
+func openPostgres(cfg Config, tp trace.TracerProvider) (*openedStore, error) {
 	pgCfg := cfg.Postgres
 	pgCfg.Tracer = postgresTracer(tp)
 	pgCfg.ChangesRetention = cfg.ChangesRetention
@@ -238,7 +250,7 @@ func openPostgres(cfg Config, tp trace.TracerProvider) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Opened{
+	return &openedStore{
 		Store: pg, Outbox: pg.Outbox(), Changes: pg,
 		// Migrating is the first contact with the database: an unreachable
 		// one fails the start (exit 2) once the connect timeout has passed,

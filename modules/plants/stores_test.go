@@ -15,17 +15,17 @@ import (
 
 // TestKindsSayWhatTheStoresDo: each kind's declared outbox and change log
 // are what its opened store has, and its figures register apart from
-// another's. Postgres is built without connecting (Open only builds).
+// another's. Postgres is built without connecting (openConfigured only builds).
 func TestKindsSayWhatTheStoresDo(t *testing.T) {
 	cfg := Config{
 		Bolt:     boltstore.Config{DataDir: t.TempDir()},
 		Postgres: pgstore.Config{URL: "postgres://nobody@127.0.0.1:1/none"},
 	}
 	var names []string
-	for _, k := range StoreKinds() {
+	for _, k := range storeKinds {
 		names = append(names, k.Name)
 		cfg.Store = k.Name
-		o, err := Open(cfg, tracenoop.NewTracerProvider())
+		o, err := openConfigured(cfg, tracenoop.NewTracerProvider())
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
 		}
@@ -49,8 +49,8 @@ func TestKindsSayWhatTheStoresDo(t *testing.T) {
 		t.Fatalf("storeNames = %q, want %q", got, want)
 	}
 	cfg.Store = "sqlite"
-	if _, err := Open(cfg, tracenoop.NewTracerProvider()); err == nil || err.Error() != `store "sqlite" is not available in this build` {
-		t.Fatalf("Open(sqlite) = %v", err)
+	if _, err := openConfigured(cfg, tracenoop.NewTracerProvider()); err == nil || err.Error() != `store "sqlite" is not available in this build` {
+		t.Fatalf("openConfigured(sqlite) = %v", err)
 	}
 }
 

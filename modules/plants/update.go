@@ -20,16 +20,12 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !checkBodyHeaders(w, r, jsonContentType) {
-		return
-	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	body, ok := readBody(w, r, buf, h.maxBodyBytes)
+	body, buf, ok := h.readJSON(w, r)
 	if !ok {
 		return
 	}
-	p, err := DecodeReplacement(body, id)
+	defer putBuffer(buf)
+	p, err := decodeReplacement(body, id)
 	if err != nil {
 		httperr.Write(w, http.StatusBadRequest, err.Error())
 		return

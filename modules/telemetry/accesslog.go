@@ -24,9 +24,9 @@ func AccessLog(log *zap.Logger) httpapi.Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w, r, ex := captureExchange(w, r)
-			ex.requestID = requestID(r.Header.Get(RequestIDHeader))
+			ex.requestID = requestID(r.Header.Get(requestIDHeader))
 			ex.requestIDValue[0] = ex.requestID
-			w.Header()[RequestIDHeader] = ex.requestIDValue[:]
+			w.Header()[requestIDHeader] = ex.requestIDValue[:]
 			served := false
 			defer func() {
 				if !served {

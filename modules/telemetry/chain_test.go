@@ -44,12 +44,12 @@ func newChain(t *testing.T, traced bool, routes ...httpapi.Route) *chain {
 	c.logs = logs
 	log := zap.New(core)
 
-	metrics, err := NewHTTPMetrics(c.reg)
+	metrics, err := newHTTPMetrics(c.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("OTEL_TRACES_EXPORTER", "none") // whatever the environment running the tests says
-	tracing, err := NewTracing(t.Context(), log)
+	tracing, err := buildTracing(t.Context(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

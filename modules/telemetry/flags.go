@@ -17,7 +17,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 // error per problem, each naming the flag (errors.Join's parts).
 func (c Config) Validate() error {
 	var errs []error
-	if _, err := ParseLevel(c.LogLevel); err != nil { // the levels PUT /loglevel accepts too
+	if _, err := parseLevel(c.LogLevel); err != nil { // the levels PUT /loglevel accepts too
 		errs = append(errs, fmt.Errorf("--log-level %q: %v", c.LogLevel, err))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {

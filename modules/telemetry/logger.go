@@ -19,15 +19,10 @@ type Config struct {
 	LogFormat string // json or console
 }
 
-// NewLogger returns a logger writing to stdout, and the level that the
+// newLoggerTo returns a logger writing to out, and the level that the
 // admin listener can change at run time.
-func NewLogger(cfg Config) (*zap.Logger, zap.AtomicLevel, error) {
-	return NewLoggerTo(cfg, zapcore.Lock(os.Stdout))
-}
-
-// NewLoggerTo is NewLogger writing to out.
-func NewLoggerTo(cfg Config, out zapcore.WriteSyncer) (*zap.Logger, zap.AtomicLevel, error) {
-	lvl, err := ParseLevel(cfg.LogLevel)
+func newLoggerTo(cfg Config, out zapcore.WriteSyncer) (*zap.Logger, zap.AtomicLevel, error) {
+	lvl, err := parseLevel(cfg.LogLevel)
 	if err != nil {
 		return nil, zap.AtomicLevel{}, fmt.Errorf("log level %q: %w", cfg.LogLevel, err)
 	}

@@ -19,35 +19,35 @@ import (
 // out: at those levels the access log and every warning fall silent.
 var levels = []zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel, zapcore.WarnLevel, zapcore.ErrorLevel}
 
-// ErrUnknownLevel is ParseLevel's error. It does not repeat the name it was
+// errUnknownLevel is parseLevel's error. It does not repeat the name it was
 // given, so that /loglevel can answer with it without echoing its input.
-var ErrUnknownLevel = errors.New("want debug, info, warn or error")
+var errUnknownLevel = errors.New("want debug, info, warn or error")
 
-// ParseLevel returns the level named name: debug, info, warn or error,
+// parseLevel returns the level named name: debug, info, warn or error,
 // lower case, as the level's String spells it.
-func ParseLevel(name string) (zapcore.Level, error) {
+func parseLevel(name string) (zapcore.Level, error) {
 	for _, l := range levels {
 		if l.String() == name {
 			return l, nil
 		}
 	}
-	return 0, ErrUnknownLevel
+	return 0, errUnknownLevel
 }
 
-// LogLevelPath is the admin path that reads (GET) and changes (PUT) the log
+// logLevelPath is the admin path that reads (GET) and changes (PUT) the log
 // level at run time:
 //
 //	curl -X PUT -H 'Content-Type: application/json' -d '{"level":"debug"}' admin:9090/loglevel
-const LogLevelPath = "/loglevel"
+const logLevelPath = "/loglevel"
 
-// LogLevelRoutes serve the level on the admin listener, as {"level":"info"}.
+// logLevelRoutes serve the level on the admin listener, as {"level":"info"}.
 // Their bodies are capped by the admin listener (the http module's AdminMaxBodyBytes).
-func LogLevelRoutes(level zap.AtomicLevel) []httpapi.Route {
+func logLevelRoutes(level zap.AtomicLevel) []httpapi.Route {
 	return []httpapi.Route{
-		{Method: http.MethodGet, Path: LogLevelPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		{Method: http.MethodGet, Path: logLevelPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			writeLevel(w, level.Level())
 		})},
-		{Method: http.MethodPut, Path: LogLevelPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		{Method: http.MethodPut, Path: logLevelPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if lvl, ok := readLevel(w, r); ok {
 				level.SetLevel(lvl)
 				writeLevel(w, lvl)
@@ -90,7 +90,7 @@ func readLevel(w http.ResponseWriter, r *http.Request) (zapcore.Level, bool) {
 		httperr.Write(w, http.StatusBadRequest, msgBadBody)
 		return 0, false
 	}
-	lvl, err := ParseLevel(*req.Level)
+	lvl, err := parseLevel(*req.Level)
 	if err != nil {
 		httperr.Write(w, http.StatusBadRequest, "level: "+err.Error())
 		return 0, false

@@ -18,31 +18,31 @@ func TestParseLevel(t *testing.T) {
 	for name, want := range map[string]zapcore.Level{
 		"debug": zapcore.DebugLevel, "info": zapcore.InfoLevel, "warn": zapcore.WarnLevel, "error": zapcore.ErrorLevel,
 	} {
-		if got, err := ParseLevel(name); err != nil || got != want {
-			t.Errorf("ParseLevel(%q) = %v, %v; want %v", name, got, err, want)
+		if got, err := parseLevel(name); err != nil || got != want {
+			t.Errorf("parseLevel(%q) = %v, %v; want %v", name, got, err, want)
 		}
 	}
 	// zap's own parser takes these; at dpanic and above the access log and
 	// every warning are silent.
 	for _, name := range []string{"dpanic", "panic", "fatal", "DEBUG", "Info", "warning", "", " info"} {
-		if _, err := ParseLevel(name); !errors.Is(err, ErrUnknownLevel) {
-			t.Errorf("ParseLevel(%q): err %v, want ErrUnknownLevel", name, err)
+		if _, err := parseLevel(name); !errors.Is(err, errUnknownLevel) {
+			t.Errorf("parseLevel(%q): err %v, want errUnknownLevel", name, err)
 		}
 	}
-	if _, _, err := NewLogger(Config{LogLevel: "panic", LogFormat: "json"}); err == nil {
-		t.Error(`NewLogger with level "panic": no error`)
+	if _, _, err := newLoggerTo(Config{LogLevel: "panic", LogFormat: "json"}, zapcore.AddSync(io.Discard)); err == nil {
+		t.Error(`newLoggerTo with level "panic": no error`)
 	}
 }
 
 // The routes are served as the app serves them: on the admin handler,
 // with its body cap.
 func TestLogLevelRoutes(t *testing.T) {
-	log, level, err := NewLogger(Config{LogLevel: "info", LogFormat: "json"})
+	log, level, err := newLoggerTo(Config{LogLevel: "info", LogFormat: "json"}, zapcore.AddSync(io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = log.Sync() }()
-	admin := httpserver.NewAdminHandler(httpserver.NewReadiness(nil, zap.NewNop()), LogLevelRoutes(level))
+	admin := httpserver.NewAdminHandler(httpserver.NewReadiness(nil, zap.NewNop()), logLevelRoutes(level))
 
 	const (
 		badLevel    = `{"error":400,"message":"level: want debug, info, warn or error"}`
@@ -90,7 +90,7 @@ func TestLogLevelRoutes(t *testing.T) {
 			if tc.chunked {
 				body = struct{ io.Reader }{body} // no length known
 			}
-			req := httptest.NewRequest(tc.method, LogLevelPath, body)
+			req := httptest.NewRequest(tc.method, logLevelPath, body)
 			for k, vs := range tc.headers {
 				req.Header[k] = vs
 			}

@@ -14,9 +14,9 @@ import (
 	"github.com/plantstore/plantstore/modules/http/httpapi"
 )
 
-// NewRegistry returns the service's own registry (never the global one)
+// newRegistry returns the service's own registry (never the global one)
 // with the Go and process collectors and plantstore_build_info.
-func NewRegistry() *prometheus.Registry {
+func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	info := buildinfo.Get()
 	reg.MustRegister(
@@ -31,15 +31,15 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
-// MetricsRoute serves the registry on the admin listener, OpenMetrics
+// metricsRoute serves the registry on the admin listener, OpenMetrics
 // enabled (exemplars need it).
-func MetricsRoute(reg *prometheus.Registry) []httpapi.Route {
+func metricsRoute(reg *prometheus.Registry) []httpapi.Route {
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: reg})
 	return []httpapi.Route{{Method: http.MethodGet, Path: "/metrics", Handler: h}}
 }
 
-// HTTPMetrics are the API listener's request metrics.
-type HTTPMetrics struct {
+// httpMetrics are the API listener's request metrics.
+type httpMetrics struct {
 	duration  *prometheus.HistogramVec
 	inFlight  prometheus.Gauge
 	exemplars *exemplarGates
@@ -48,9 +48,9 @@ type HTTPMetrics struct {
 // durationBuckets are the classic buckets of the request duration.
 var durationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
-// NewHTTPMetrics registers the request metrics on reg.
-func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
-	m := &HTTPMetrics{
+// newHTTPMetrics registers the request metrics on reg.
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:                            "http_server_request_duration_seconds",
 			Help:                            "Duration of API requests, by method, route template and status code.",
@@ -78,7 +78,7 @@ func NewHTTPMetrics(reg prometheus.Registerer) (*HTTPMetrics, error) {
 // request inside a sampled trace leaves its trace id as an exemplar (at
 // most one a second per bucket: see exemplarInterval), which links a slow
 // bucket to a trace that shows why.
-func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
+func (m *httpMetrics) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
@@ -95,7 +95,7 @@ func (m *HTTPMetrics) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-func (m *HTTPMetrics) observe(r *http.Request, ex *exchange) {
+func (m *httpMetrics) observe(r *http.Request, ex *exchange) {
 	obs := m.duration.WithLabelValues(methodLabel(r.Method), httpapi.RouteTemplate(r.Context()), codeLabel(ex.status))
 	seconds := ex.elapsed().Seconds()
 	if sc := trace.SpanContextFromContext(r.Context()); sc.IsSampled() && m.exemplars.due(obs, seconds, time.Now()) {

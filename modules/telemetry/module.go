@@ -24,14 +24,14 @@ import (
 var Module = fx.Module("telemetry",
 	fx.Provide(
 		newLogger,
-		NewRegistry,
+		newRegistry,
 		func(reg *prometheus.Registry) prometheus.Registerer { return reg },
-		NewHTTPMetrics,
+		newHTTPMetrics,
 		newTracing,
 		func(t *Tracing) trace.TracerProvider { return t.TracerProvider() },
-		httpapi.AsAdminRoutes(MetricsRoute),
-		httpapi.AsAdminRoutes(LogLevelRoutes),
-		fx.Annotate(func(m *HTTPMetrics) httpapi.Middleware { return m.Middleware }, fx.ResultTags(`name:"metrics"`)),
+		httpapi.AsAdminRoutes(metricsRoute),
+		httpapi.AsAdminRoutes(logLevelRoutes),
+		fx.Annotate(func(m *httpMetrics) httpapi.Middleware { return m.Middleware }, fx.ResultTags(`name:"metrics"`)),
 		fx.Annotate(AccessLog, fx.ResultTags(`name:"access_log"`)),
 		fx.Annotate(func(t *Tracing) httpapi.Middleware { return t.Middleware }, fx.ResultTags(`name:"tracing"`)),
 	),
@@ -51,7 +51,7 @@ func newLogger(cfg Config, lc fx.Lifecycle) (*zap.Logger, zap.AtomicLevel, error
 	// a flush to the kernel is all a log stream needs.
 	stdout := zapcore.AddSync(struct{ io.Writer }{os.Stdout})
 	out := &zapcore.BufferedWriteSyncer{WS: stdout, Size: logBufferSize, FlushInterval: logFlushInterval}
-	log, level, err := NewLoggerTo(cfg, out)
+	log, level, err := newLoggerTo(cfg, out)
 	if err != nil {
 		return nil, level, err
 	}
@@ -63,7 +63,7 @@ func newLogger(cfg Config, lc fx.Lifecycle) (*zap.Logger, zap.AtomicLevel, error
 // constructor that needs it runs before the http module registers its
 // listeners' hooks, so this stop hook runs after the listeners drain.
 func newTracing(lc fx.Lifecycle, log *zap.Logger) (*Tracing, error) {
-	t, err := NewTracing(context.Background(), log)
+	t, err := buildTracing(context.Background(), log)
 	if err != nil {
 		return nil, err
 	}

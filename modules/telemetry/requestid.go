@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 )
 
-// RequestIDHeader carries the request id in both directions: a client or a
+// requestIDHeader carries the request id in both directions: a client or a
 // proxy in front may set it, and every answer echoes the id in use.
-const RequestIDHeader = "X-Request-Id" // canonical form of X-Request-ID
+const requestIDHeader = "X-Request-Id" // canonical form of X-Request-ID
 
 // maxRequestIDLen bounds what a client can make every log line carry.
 const maxRequestIDLen = 128

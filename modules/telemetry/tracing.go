@@ -25,18 +25,18 @@ import (
 // OTEL_* environment variables (OTEL_EXPORTER_OTLP_*, OTEL_TRACES_SAMPLER,
 // OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME, OTEL_BSP_*), read by the
 // OpenTelemetry SDK and exporters themselves, and it is off unless they ask
-// for an exporter: see TracingEnabled.
+// for an exporter: see tracingEnabled.
 type Tracing struct {
 	provider   trace.TracerProvider
 	sdk        *sdktrace.TracerProvider // nil when tracing is off
 	propagator propagation.TextMapPropagator
 }
 
-// TracingEnabled reports whether the environment asks for traces:
+// tracingEnabled reports whether the environment asks for traces:
 // OTEL_TRACES_EXPORTER names an exporter other than "none", or, when it is
 // unset, an OTLP endpoint is set. OTEL_SDK_DISABLED=true keeps tracing off
 // whatever else is set.
-func TracingEnabled(getenv func(string) string) bool {
+func tracingEnabled(getenv func(string) string) bool {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return false
 	}
@@ -46,17 +46,17 @@ func TracingEnabled(getenv func(string) string) bool {
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
-// NewTracing builds the tracer provider the environment asks for. Off, it
+// buildTracing builds the tracer provider the environment asks for. Off, it
 // is OpenTelemetry's no-op provider and the middleware is the identity, so
 // tracing costs nothing. On, spans go through a batch processor to the OTLP
 // exporter. A value it cannot honour is an error, so that the program stops
 // at start rather than run without the traces it was asked for.
-func NewTracing(ctx context.Context, log *zap.Logger) (*Tracing, error) {
+func buildTracing(ctx context.Context, log *zap.Logger) (*Tracing, error) {
 	t := &Tracing{
 		provider:   tracenoop.NewTracerProvider(),
 		propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}
-	if !TracingEnabled(os.Getenv) {
+	if !tracingEnabled(os.Getenv) {
 		return t, nil
 	}
 	// Export failures (a collector that is down, say) are reported through

@@ -31,8 +31,8 @@ func TestTracingEnabledFollowsTheOTELVariables(t *testing.T) {
 		{"only the protocol", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := TracingEnabled(func(k string) string { return tc.env[k] }); got != tc.want {
-				t.Errorf("TracingEnabled = %v, want %v", got, tc.want)
+			if got := tracingEnabled(func(k string) string { return tc.env[k] }); got != tc.want {
+				t.Errorf("tracingEnabled = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -47,7 +47,7 @@ func clearOTELEnv(t *testing.T) {
 
 func TestTracingOffIsFree(t *testing.T) {
 	clearOTELEnv(t)
-	tr, err := NewTracing(t.Context(), zap.NewNop())
+	tr, err := buildTracing(t.Context(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +83,9 @@ func TestNewTracingRefusesWhatItCannotHonour(t *testing.T) {
 			clearOTELEnv(t)
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 			t.Setenv(tc.key, tc.value)
-			_, err := NewTracing(t.Context(), zap.NewNop())
+			_, err := buildTracing(t.Context(), zap.NewNop())
 			if err == nil || err.Error() != "tracing: "+tc.want {
-				t.Fatalf("NewTracing with %s=%s: err %v, want %q", tc.key, tc.value, err, "tracing: "+tc.want)
+				t.Fatalf("buildTracing with %s=%s: err %v, want %q", tc.key, tc.value, err, "tracing: "+tc.want)
 			}
 		})
 	}
@@ -98,7 +98,7 @@ func TestNewTracingBuildsTheConfiguredExporter(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
 			t.Setenv("OTEL_SERVICE_NAME", "plantstore-test")
-			tr, err := NewTracing(t.Context(), zap.NewNop())
+			tr, err := buildTracing(t.Context(), zap.NewNop())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,12 +42,12 @@ type Config struct {
 	Refresh       time.Duration // --jwt-jwks-refresh: how often the keys are fetched again
 }
 
-// Leeway is the clock skew allowed on exp, nbf and iat: small, so that an
+// leeway is the clock skew allowed on exp, nbf and iat: small, so that an
 // expired token is not honoured for long, and enough for clocks kept by NTP.
-const Leeway = 30 * time.Second
+const leeway = 30 * time.Second
 
-// DefaultRefresh is --jwt-jwks-refresh's default.
-const DefaultRefresh = 5 * time.Minute
+// defaultRefresh is --jwt-jwks-refresh's default.
+const defaultRefresh = 5 * time.Minute
 
 // Enabled reports whether JWTs are accepted.
 func (c Config) Enabled() bool { return c.Issuer != "" || c.JWKSURL != "" }
@@ -62,7 +62,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(&c.SubjectScopes, "jwt-subject-scopes", "scopes granted by JWT subject, for tokens without a scope claim: sub=scope scope,sub2=scope")
 	fs.StringVar(&c.CAFile, "jwt-ca-file", "", "PEM file of the CAs that sign the issuer's TLS certificate (default: the system's)")
 	fs.StringVar(&c.FetchToken, "jwt-fetch-token-file", "", "file holding a bearer token sent when fetching discovery and keys (in Kubernetes: the pod's ServiceAccount token)")
-	fs.DurationVar(&c.Refresh, "jwt-jwks-refresh", DefaultRefresh, "how often the JWT keys are fetched again")
+	fs.DurationVar(&c.Refresh, "jwt-jwks-refresh", defaultRefresh, "how often the JWT keys are fetched again")
 }
 
 // Validate reports each value its flag does not accept, naming the flag.

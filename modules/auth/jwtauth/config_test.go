@@ -9,7 +9,7 @@ import (
 
 func TestConfigValidate(t *testing.T) {
 	on := func(c Config) Config {
-		c.Refresh = DefaultRefresh
+		c.Refresh = defaultRefresh
 		if c.ScopeClaim == "" {
 			c.ScopeClaim = "scope"
 		}
@@ -20,7 +20,7 @@ func TestConfigValidate(t *testing.T) {
 		cfg  Config
 		want string // "" for valid
 	}{
-		{"off", Config{ScopeClaim: "scope", Refresh: DefaultRefresh}, ""},
+		{"off", Config{ScopeClaim: "scope", Refresh: defaultRefresh}, ""},
 		{"issuer", on(Config{Issuer: "https://issuer.example", Audience: "plantstore"}), ""},
 		{"JWKS URL on loopback over http", on(Config{JWKSURL: "http://127.0.0.1:8099/jwks", Audience: "plantstore"}), ""},
 		{"both", on(Config{Issuer: "https://kubernetes.default.svc.cluster.local", JWKSURL: "https://kubernetes.default.svc/openid/v1/jwks", Audience: "plantstore"}), ""},
@@ -28,9 +28,9 @@ func TestConfigValidate(t *testing.T) {
 		{"http off loopback", on(Config{Issuer: "http://issuer.example", Audience: "a"}), `--jwt-issuer "http://issuer.example": want https (http only on a loopback host)`},
 		{"relative", on(Config{JWKSURL: "/jwks", Audience: "a"}), `--jwt-jwks-url "/jwks": want an absolute URL without query or fragment`},
 		{"query", on(Config{Issuer: "https://issuer.example/?x=1", Audience: "a"}), `--jwt-issuer "https://issuer.example/?x=1": want an absolute URL without query or fragment`},
-		{"empty scope claim", Config{Issuer: "https://i.example", Audience: "a", Refresh: DefaultRefresh, ScopeClaim: " "}, "--jwt-scope-claim: must not be empty"},
+		{"empty scope claim", Config{Issuer: "https://i.example", Audience: "a", Refresh: defaultRefresh, ScopeClaim: " "}, "--jwt-scope-claim: must not be empty"},
 		{"refresh too short", Config{Issuer: "https://i.example", Audience: "a", ScopeClaim: "scope", Refresh: time.Millisecond}, "--jwt-jwks-refresh 1ms: must be at least 1s"},
-		{"audience without JWTs", Config{Audience: "a", ScopeClaim: "scope", Refresh: DefaultRefresh}, "--jwt-audience: set --jwt-issuer or --jwt-jwks-url to turn JWTs on"},
+		{"audience without JWTs", Config{Audience: "a", ScopeClaim: "scope", Refresh: defaultRefresh}, "--jwt-audience: set --jwt-issuer or --jwt-jwks-url to turn JWTs on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -3,7 +3,7 @@ package jwtauth
 // Reasons a JWT is refused: values of plantstore_auth_failures_total's
 // "reason" label.
 const (
-	ReasonMalformed    = "malformed"     // looks like a JWT but does not parse
+	reasonMalformed    = "malformed"     // looks like a JWT but does not parse
 	ReasonBadAlgorithm = "bad_algorithm" // not RS256, ES256 or EdDSA (none, HMAC included)
 	ReasonUnknownKey   = "unknown_key"   // no key with its kid, even after a refresh
 	ReasonBadSignature = "bad_signature"
@@ -15,20 +15,20 @@ const (
 )
 
 // Reasons are every reason this package gives.
-var Reasons = []string{ReasonMalformed, ReasonBadAlgorithm, ReasonUnknownKey, ReasonBadSignature,
+var Reasons = []string{reasonMalformed, ReasonBadAlgorithm, ReasonUnknownKey, ReasonBadSignature,
 	ReasonExpired, ReasonNotYetValid, ReasonBadIssuer, ReasonBadAudience, ReasonMissingClaim}
 
-// Failure is a refused JWT: why, for the metric, and the error. Neither
+// failure is a refused JWT: why, for the metric, and the error. Neither
 // holds the token.
-type Failure struct {
+type failure struct {
 	Reason string
 	Err    error
 }
 
-func (f *Failure) Error() string { return "JWT refused (" + f.Reason + "): " + f.Err.Error() }
-func (f *Failure) Unwrap() error { return f.Err }
+func (f *failure) Error() string { return "JWT refused (" + f.Reason + "): " + f.Err.Error() }
+func (f *failure) Unwrap() error { return f.Err }
 
 // FailureReason is the reason the auth middleware counts.
-func (f *Failure) FailureReason() string { return f.Reason }
+func (f *failure) FailureReason() string { return f.Reason }
 
-func fail(reason string, err error) *Failure { return &Failure{Reason: reason, Err: err} }
+func fail(reason string, err error) *failure { return &failure{Reason: reason, Err: err} }

@@ -22,7 +22,7 @@ import (
 // KeySource holds the issuer's public keys. It fetches them at start and
 // every refresh interval in the background; a token signed by a key it
 // does not know (the issuer rotated) makes it fetch at once, but at most
-// once per MinKIDRefresh, so that a flood of tokens with made-up kids
+// once per minKIDRefresh, so that a flood of tokens with made-up kids
 // cannot hammer the issuer. When the issuer is down, the keys last fetched
 // stay in use: readiness is about serving, and tokens signed by those keys
 // are still good. plantstore_auth_jwks_up says whether the last fetch
@@ -40,7 +40,6 @@ type KeySource struct {
 	refresh      time.Duration
 	client       *http.Client
 	log          *zap.Logger
-	now          func() time.Time
 	fetchTimeout time.Duration
 	maxWaiters   int // requests that may wait for one fetch; maxKeyWaiters
 
@@ -69,12 +68,12 @@ type fetchCall struct {
 	done    chan struct{}
 	err     error
 	waiters int  // requests with an unknown kid waiting for it, under KeySource.mu
-	byKID   bool // started by an unknown kid: its end also starts MinKIDRefresh
+	byKID   bool // started by an unknown kid: its end also starts minKIDRefresh
 }
 
-// MinKIDRefresh is the least time between two fetches caused by unknown
+// minKIDRefresh is the least time between two fetches caused by unknown
 // kids.
-const MinKIDRefresh = 5 * time.Second
+const minKIDRefresh = 5 * time.Second
 
 // fetchTimeout bounds one fetch (discovery and JWKS together).
 const fetchTimeout = 10 * time.Second
@@ -100,7 +99,7 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 	}
 	k := &KeySource{
 		issuer: cfg.Issuer, jwksURL: cfg.JWKSURL, tokenFile: cfg.FetchToken,
-		refresh: cfg.Refresh, client: client, log: log, now: time.Now,
+		refresh: cfg.Refresh, client: client, log: log,
 		fetchTimeout: fetchTimeout, maxWaiters: maxKeyWaiters,
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "plantstore_auth_jwks_up",
@@ -121,7 +120,7 @@ func NewKeySource(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*KeyS
 		done: make(chan struct{}),
 	}
 	if k.refresh <= 0 {
-		k.refresh = DefaultRefresh
+		k.refresh = defaultRefresh
 	}
 	k.fetchCount.WithLabelValues("ok")
 	k.fetchCount.WithLabelValues("error")
@@ -233,9 +232,9 @@ func (k *KeySource) startFetchLocked() *fetchCall {
 		k.inFlight = nil
 		if call.byKID {
 			// The window counts from the end too: an issuer that hangs
-			// for longer than MinKIDRefresh still gets one fetch per
+			// for longer than minKIDRefresh still gets one fetch per
 			// window, not one after the other.
-			k.lastKIDRefresh = k.now()
+			k.lastKIDRefresh = time.Now()
 		}
 		k.mu.Unlock()
 		call.err = err
@@ -254,7 +253,7 @@ func (k *KeySource) fetchAndUse(ctx context.Context) error {
 	}
 	k.keys.Store(set)
 	k.up.Set(1)
-	k.lastSuccess.Set(float64(k.now().UnixNano()) / 1e9)
+	k.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
 	k.count.Set(float64(set.len()))
 	k.fetchCount.WithLabelValues("ok").Inc()
 	return nil
@@ -262,7 +261,7 @@ func (k *KeySource) fetchAndUse(ctx context.Context) error {
 
 // key returns the key with kid (any key, when kid is "" and there is one).
 // On a miss it waits, as long as ctx allows, for the fetch under way or
-// for a new one; but within MinKIDRefresh of the last fetch a miss started,
+// for a new one; but within minKIDRefresh of the last fetch a miss started,
 // with none under way, or when maxWaiters already wait, it answers at once
 // that there is no such key.
 func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
@@ -272,8 +271,8 @@ func (k *KeySource) key(ctx context.Context, kid string) (verifyKey, bool) {
 	k.mu.Lock()
 	call := k.inFlight
 	if call == nil {
-		now := k.now()
-		if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < MinKIDRefresh {
+		now := time.Now()
+		if !k.lastKIDRefresh.IsZero() && now.Sub(k.lastKIDRefresh) < minKIDRefresh {
 			k.mu.Unlock()
 			return k.keys.Load().lookup(kid) // a fetch may have ended since the first look
 		}

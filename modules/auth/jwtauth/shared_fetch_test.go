@@ -45,7 +45,7 @@ func TestKeySourceSharesOneFetch(t *testing.T) {
 			go func() {
 				_, err := ti.verifier.Authenticate(ctx, token)
 				reason := ""
-				var f *Failure
+				var f *failure
 				if errors.As(err, &f) {
 					reason = f.Reason
 				} else if err != nil {

@@ -25,7 +25,6 @@ type Verifier struct {
 	audience      string
 	scopeClaim    string
 	subjectScopes SubjectScopes
-	now           func() time.Time
 	cache         *verified
 }
 
@@ -37,23 +36,23 @@ func NewVerifier(cfg Config, keys *KeySource) *Verifier {
 	}
 	return &Verifier{
 		keys: keys, issuer: cfg.Issuer, audience: cfg.Audience, scopeClaim: claim,
-		subjectScopes: cfg.SubjectScopes, now: time.Now, cache: newVerified(maxVerified),
+		subjectScopes: cfg.SubjectScopes, cache: newVerified(maxVerified),
 	}
 }
 
-// ErrNotJWT is the answer for a token that is not shaped like a JWT (three
+// errNotJWT is the answer for a token that is not shaped like a JWT (three
 // dot-separated parts): most likely a static token that is not listed, so
 // the middleware counts it as a plain invalid token.
-var ErrNotJWT = errors.New("not a JWT")
+var errNotJWT = errors.New("not a JWT")
 
 // Authenticate implements auth.Authenticator. A refusal is a *Failure
-// (but ErrNotJWT).
+// (but errNotJWT).
 func (v *Verifier) Authenticate(ctx context.Context, token string) (*principal.Principal, error) {
 	if strings.Count(token, ".") != 2 {
-		return nil, ErrNotJWT
+		return nil, errNotJWT
 	}
 	d := sha256.Sum256([]byte(token))
-	now := v.now()
+	now := time.Now()
 	if p := v.cache.get(d, now); p != nil {
 		return p, nil
 	}
@@ -68,7 +67,7 @@ func (v *Verifier) Authenticate(ctx context.Context, token string) (*principal.P
 func (v *Verifier) verify(ctx context.Context, token string) (*principal.Principal, time.Time, error) {
 	msg, err := jws.ParseString(token)
 	if err != nil || len(msg.Signatures()) != 1 {
-		return nil, time.Time{}, fail(ReasonMalformed, errors.New("not a compact JWS with one signature"))
+		return nil, time.Time{}, fail(reasonMalformed, errors.New("not a compact JWS with one signature"))
 	}
 	hdr := msg.Signatures()[0].ProtectedHeaders()
 	name, _ := hdr.Algorithm()
@@ -92,10 +91,10 @@ func (v *Verifier) verify(ctx context.Context, token string) (*principal.Princip
 	opts := []jwt.ParseOption{
 		jwt.WithVerify(false), // verified above, with the key the kid named
 		jwt.WithAudience(v.audience),
-		jwt.WithAcceptableSkew(Leeway),
+		jwt.WithAcceptableSkew(leeway),
 		jwt.WithRequiredClaim(jwt.ExpirationKey),
 		jwt.WithRequiredClaim(jwt.SubjectKey),
-		jwt.WithClock(jwt.ClockFunc(v.now)),
+		jwt.WithClock(jwt.ClockFunc(time.Now)),
 	}
 	if v.issuer != "" {
 		opts = append(opts, jwt.WithIssuer(v.issuer))
@@ -123,7 +122,7 @@ func claimReason(err error) string {
 	case errors.Is(err, jwt.MissingRequiredClaimError()):
 		return ReasonMissingClaim
 	}
-	return ReasonMalformed
+	return reasonMalformed
 }
 
 // scopes are the known scopes in the token's scope claim (a

@@ -47,7 +47,7 @@ func newKey(t *testing.T, alg, kid string) *jwttest.Key {
 
 // startIssuer starts a key source against an in-process issuer (inside
 // synctest.Test when the test moves time) with cfg's settings (Refresh:
-// DefaultRefresh unless set) and the production fetch timeout, window and
+// defaultRefresh unless set) and the production fetch timeout, window and
 // waiter bound.
 func startIssuer(t *testing.T, cfg Config) *testIssuer {
 	t.Helper()
@@ -89,7 +89,7 @@ func (ti *testIssuer) reason(t *testing.T, token string) string {
 	if strings.Contains(err.Error(), token) {
 		t.Fatalf("the error %q shows the token", err)
 	}
-	var f *Failure
+	var f *failure
 	if !errors.As(err, &f) {
 		t.Fatalf("refusal %v is not a *Failure", err)
 	}
@@ -135,7 +135,7 @@ func TestVerifierClaimsAndSignatures(t *testing.T) {
 		{"HMAC with the EdDSA public key", jwttest.HMAC("ed-1", ti.ed.PublicKeyBytes(), valid()), ReasonBadAlgorithm},
 		{"header alg not the key's", ti.ec.SignWithHeader(map[string]any{"alg": "RS256", "kid": "ec-1"}, valid()), ReasonBadAlgorithm},
 		{"RS384 refused", ti.rsa.SignWithHeader(map[string]any{"alg": "RS384", "kid": "rsa-1"}, valid()), ReasonBadAlgorithm},
-		{"three parts, not JSON", "abc.def.ghi", ReasonMalformed},
+		{"three parts, not JSON", "abc.def.ghi", reasonMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ti.reason(t, tc.token); got != tc.reason {
@@ -144,8 +144,8 @@ func TestVerifierClaimsAndSignatures(t *testing.T) {
 		})
 	}
 	for _, notJWT := range []string{"static-token", "a.b", "a.b.c.d"} {
-		if p, err := ti.verifier.Authenticate(t.Context(), notJWT); p != nil || !errors.Is(err, ErrNotJWT) {
-			t.Fatalf("Authenticate(%q) = %v, %v; want ErrNotJWT", notJWT, p, err)
+		if p, err := ti.verifier.Authenticate(t.Context(), notJWT); p != nil || !errors.Is(err, errNotJWT) {
+			t.Fatalf("Authenticate(%q) = %v, %v; want errNotJWT", notJWT, p, err)
 		}
 	}
 }
@@ -194,7 +194,7 @@ func TestVerifierPrincipal(t *testing.T) {
 }
 
 // TestVerifierRotation: a token signed by a key the JWKS does not hold yet
-// makes the source fetch at once, but not again within MinKIDRefresh; once
+// makes the source fetch at once, but not again within minKIDRefresh; once
 // the issuer publishes the key, the next refresh finds it.
 func TestVerifierRotation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestVerifierRotation(t *testing.T) {
 		if got := ti.JWKSFetches(); got != fetches+1 {
 			t.Fatalf("JWKS fetched %d times, want %d: an unknown kid refreshes once", got, fetches+1)
 		}
-		// A flood of made-up kids within MinKIDRefresh fetches nothing more.
+		// A flood of made-up kids within minKIDRefresh fetches nothing more.
 		for i := range 20 {
 			forged := next.SignWithHeader(map[string]any{"alg": "ES256", "kid": "forged-" + string(rune('a'+i))}, claims)
 			if got := ti.reason(t, forged); got != ReasonUnknownKey {
@@ -231,11 +231,11 @@ func TestVerifierRotation(t *testing.T) {
 		// The rotation: the issuer drops ec-1 and publishes ec-2.
 		ti.Publish(ti.rsa, next, ti.ed)
 		if got := ti.reason(t, next.Sign(claims)); got != ReasonUnknownKey {
-			t.Fatalf("published key within MinKIDRefresh of the last refresh: %q, want unknown_key", got)
+			t.Fatalf("published key within minKIDRefresh of the last refresh: %q, want unknown_key", got)
 		}
-		time.Sleep(5 * time.Second) // MinKIDRefresh
+		time.Sleep(5 * time.Second) // minKIDRefresh
 		if got := ti.reason(t, next.Sign(claims)); got != "" {
-			t.Fatalf("published key after MinKIDRefresh: %q, want it accepted", got)
+			t.Fatalf("published key after minKIDRefresh: %q, want it accepted", got)
 		}
 		if got := ti.JWKSFetches(); got != fetches+2 {
 			t.Fatalf("JWKS fetched %d times, want %d", got, fetches+2)
@@ -270,7 +270,7 @@ func TestVerifierIssuerDown(t *testing.T) {
 		if got := ti.reason(t, ti.rsa.Sign(ti.Claims(audience, "svc-a", time.Minute))); got != "" {
 			t.Fatalf("a token of a cached key with the issuer down: %q", got)
 		}
-		time.Sleep(5 * time.Second) // MinKIDRefresh
+		time.Sleep(5 * time.Second) // minKIDRefresh
 		if got := ti.reason(t, newKey(t, "EdDSA", "ed-9").Sign(ti.Claims(audience, "svc-a", time.Minute))); got != ReasonUnknownKey {
 			t.Fatalf("unknown kid with the issuer down: %q", got)
 		}
@@ -302,7 +302,7 @@ func TestVerifierIssuerDownAtStart(t *testing.T) {
 		key := newKey(t, "EdDSA", "ed-1")
 		iss.Publish(key)
 		iss.SetDown(true)
-		cfg := Config{JWKSURL: iss.JWKSURL, Audience: audience, Refresh: DefaultRefresh}
+		cfg := Config{JWKSURL: iss.JWKSURL, Audience: audience, Refresh: defaultRefresh}
 		keys, err := NewKeySource(cfg, zaptest.NewLogger(t), prometheus.NewRegistry())
 		if err != nil {
 			t.Fatal(err)
@@ -314,7 +314,7 @@ func TestVerifierIssuerDownAtStart(t *testing.T) {
 		defer func() { _ = keys.Stop(context.Background()) }()
 		v := NewVerifier(cfg, keys)
 		token := key.Sign(iss.Claims(audience, "svc-a", time.Minute))
-		var f *Failure
+		var f *failure
 		if _, err := v.Authenticate(t.Context(), token); !errors.As(err, &f) || f.Reason != ReasonUnknownKey {
 			t.Fatalf("with no keys yet: %v", err)
 		}
@@ -347,7 +347,7 @@ func TestVerifierCache(t *testing.T) {
 		if err != nil || again != first {
 			t.Fatalf("second use = %p, %v; want the cached principal %p", again, err, first)
 		}
-		time.Sleep(time.Minute + Leeway + time.Second)
+		time.Sleep(time.Minute + leeway + time.Second)
 		if got := ti.reason(t, token); got != ReasonUnknownKey {
 			t.Fatalf("after exp: %q, want it verified again (and its key is gone)", got)
 		}
@@ -372,7 +372,7 @@ func TestVerifiedCacheBound(t *testing.T) {
 
 // TestKeySourceRefreshesInBackground, on synctest's clock with the
 // production interval (5 min): a key the issuer publishes is picked up by the
-// background refresh exactly DefaultRefresh after the last fetch, with no
+// background refresh exactly defaultRefresh after the last fetch, with no
 // token asking for it, one fetch per interval; Stop ends it.
 func TestKeySourceRefreshesInBackground(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -407,14 +407,14 @@ func TestKeySourceRefreshesInBackground(t *testing.T) {
 
 // TestKeySourceRetriesAtRetryDelay, on synctest's clock with the
 // production delays (retry 15 s, refresh 5 min): while the issuer is down the background refresh
-// tries again every retryDelay, not every DefaultRefresh; once a fetch
-// works it goes back to DefaultRefresh.
+// tries again every retryDelay, not every defaultRefresh; once a fetch
+// works it goes back to defaultRefresh.
 func TestKeySourceRetriesAtRetryDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		iss := jwttest.NewInProcessIssuer()
 		iss.Publish(newKey(t, "EdDSA", "ed-1"))
 		iss.SetDown(true)
-		cfg := Config{JWKSURL: iss.JWKSURL, Audience: audience, Refresh: DefaultRefresh}
+		cfg := Config{JWKSURL: iss.JWKSURL, Audience: audience, Refresh: defaultRefresh}
 		keys, err := NewKeySource(cfg, zaptest.NewLogger(t), prometheus.NewRegistry())
 		if err != nil {
 			t.Fatal(err)

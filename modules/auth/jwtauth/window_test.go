@@ -24,7 +24,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // issuer hanging, requests with unknown kids each return at their own
 // deadline (the i-th after i seconds, not after i fetches of 10 s), one
 // fetch reaches the issuer and is abandoned after fetchTimeout; an unknown
-// kid within MinKIDRefresh of that end is refused at once, and only after
+// kid within minKIDRefresh of that end is refused at once, and only after
 // it does the next fetch go out.
 func TestKeySourceWindowUnderAHangingIssuer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -54,7 +54,7 @@ func TestKeySourceWindowUnderAHangingIssuer(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			_, err := v.Authenticate(ctx, token(kid))
-			var f *Failure
+			var f *failure
 			if !errors.As(err, &f) {
 				t.Errorf("kid %s: %v, want a refusal", kid, err)
 				return time.Since(start), ""
@@ -83,7 +83,7 @@ func TestKeySourceWindowUnderAHangingIssuer(t *testing.T) {
 		// the window counts from there.
 		time.Sleep(fetchTimeout - n*time.Second)
 		synctest.Wait()
-		time.Sleep(MinKIDRefresh - time.Second)
+		time.Sleep(minKIDRefresh - time.Second)
 		if took, reason := ask("kid-late", time.Minute); took != 0 || reason != ReasonUnknownKey || calls.Load() != 1 {
 			t.Fatalf("within the window after the fetch: %s after %v with %d fetches, want unknown_key at once and no fetch", reason, took, calls.Load())
 		}

@@ -37,7 +37,7 @@ func testEveryCommittedChangeIsAnnounced(t *testing.T, h harness) {
 				s.Name, c.Kind, show(c.Before), show(c.After), c.Plant(), s.Kind, show(s.Before), show(s.After))
 		}
 	})
-	ds := ClaimSoon(t, h.box, "a", len(committed), hour)
+	ds := claimSoon(t, h.box, "a", len(committed), hour)
 	if more := Claim(t, h.box, "a", 10, hour); len(more) != 0 {
 		t.Fatalf("claimed %d deliveries beyond the %d changes: %s", len(more), len(committed), more[0].Body)
 	}

@@ -14,7 +14,7 @@ import (
 func testADeadLetterSaysWhatItWas(t *testing.T, h harness) {
 	h.w.next = planned{endpoints: []string{"a"}, describe: true}
 	committed := changestest.RunScript(t, h.plants, nil)
-	ds := ClaimSoon(t, h.box, "a", len(committed), hour)
+	ds := claimSoon(t, h.box, "a", len(committed), hour)
 	want := make(map[string]outbox.Delivery, len(ds))
 	for _, d := range ds {
 		if err := h.box.Bury(ctx, d, "answered 500"); err != nil {

@@ -86,7 +86,7 @@ type Writer struct {
 
 // planned is what the next write's plan writes: its event for each of
 // endpoints, leased or not; with describe, an event describing each
-// change (Describe) instead.
+// change (eventOf) instead.
 type planned struct {
 	event     outbox.Event
 	endpoints []string
@@ -111,7 +111,7 @@ func (w *Writer) Plan(changes []changes.Change, claims bool) ([]outbox.Row, func
 	for _, c := range changes {
 		ev := w.next.event
 		if w.next.describe {
-			ev = Describe(c)
+			ev = eventOf(c)
 		}
 		for _, ep := range w.next.endpoints {
 			rows = append(rows, outbox.Row{ID: outbox.NewID(), Plant: c.Plant(), Kind: c.Kind, Endpoint: ep, Event: ev, Leased: claims && w.next.leased})
@@ -148,9 +148,9 @@ func (w *Writer) Asked() []changes.Change {
 	return asked
 }
 
-// Describe is an event describing c: its kind, and its plant (the id only
+// eventOf is an event describing c: its kind, and its plant (the id only
 // for Deleted).
-func Describe(c changes.Change) outbox.Event {
+func eventOf(c changes.Change) outbox.Event {
 	p := c.After
 	if c.Kind == changes.Deleted {
 		p = plant.Plant{ID: c.Before.ID}
@@ -181,9 +181,9 @@ func Claim(t *testing.T, box outbox.Outbox, endpoint string, max int, lease time
 	return ds
 }
 
-// ClaimSoon claims, looking again every 5 ms for up to 2 s rather than
+// claimSoon claims, looking again every 5 ms for up to 2 s rather than
 // assuming that a write is claimable the moment it returns.
-func ClaimSoon(t *testing.T, box outbox.Outbox, endpoint string, want int, lease time.Duration) []outbox.Delivery {
+func claimSoon(t *testing.T, box outbox.Outbox, endpoint string, want int, lease time.Duration) []outbox.Delivery {
 	t.Helper()
 	var got []outbox.Delivery
 	poll.Wait(t, 5*time.Millisecond, 2*time.Second, fmt.Sprintf("%d of %s's deliveries claimed", want, endpoint), func() (bool, error) {
@@ -209,8 +209,8 @@ func ClaimSoonAfter(t *testing.T, box outbox.Outbox, endpoint string, wait time.
 func testEventsAreClaimedOncePerEndpointWithTheirBodies(t *testing.T, h harness) {
 	h.write(t, Event(1), "a", "b")
 	h.write(t, Event(2), "a")
-	a := ClaimSoon(t, h.box, "a", 2, hour)
-	b := ClaimSoon(t, h.box, "b", 1, hour)
+	a := claimSoon(t, h.box, "a", 2, hour)
+	b := claimSoon(t, h.box, "b", 1, hour)
 	if again := Claim(t, h.box, "a", 10, hour); len(again) != 0 {
 		t.Fatalf("a leased delivery was claimed again: %v", again)
 	}
@@ -241,7 +241,7 @@ func testRetryDeliveredAndStats(t *testing.T, h harness) {
 	h.write(t, Event(1), "a")
 	h.write(t, Event(2), "a")
 	h.write(t, Event(3), "a")
-	ds := ClaimSoon(t, h.box, "a", 3, hour)
+	ds := claimSoon(t, h.box, "a", 3, hour)
 	slices.SortFunc(ds, func(x, y outbox.Delivery) int { return strings.Compare(string(x.Body), string(y.Body)) })
 	if err := h.box.Retry(ctx, ds[0], 0, "answered 500"); err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func testRetryDeliveredAndStats(t *testing.T, h harness) {
 	if err := h.box.Delivered(ctx, ds[2:]); err != nil {
 		t.Fatal(err)
 	}
-	again := ClaimSoon(t, h.box, "a", 1, hour)
+	again := claimSoon(t, h.box, "a", 1, hour)
 	if again[0].ID != ds[0].ID || again[0].Attempt != 2 || string(again[0].Body) != string(ds[0].Body) {
 		t.Fatalf("retried now: claimed %s attempt %d, want %s attempt 2", again[0].ID, again[0].Attempt, ds[0].ID)
 	}
@@ -270,8 +270,8 @@ func testRetryDeliveredAndStats(t *testing.T, h harness) {
 
 func testBuriedDeadLettersAreListedAndRedelivered(t *testing.T, h harness) {
 	h.write(t, Event(1), "a", "b")
-	da := ClaimSoon(t, h.box, "a", 1, hour)[0]
-	db := ClaimSoon(t, h.box, "b", 1, hour)[0]
+	da := claimSoon(t, h.box, "a", 1, hour)[0]
+	db := claimSoon(t, h.box, "b", 1, hour)[0]
 	if err := h.box.Bury(ctx, da, "answered 500"); err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func testBuriedDeadLettersAreListedAndRedelivered(t *testing.T, h harness) {
 	if err := h.box.Redeliver(ctx, "msg_nope", []string{"a"}); !errors.Is(err, outbox.ErrNotFound) {
 		t.Fatalf("Redeliver(unknown) = %v, want ErrNotFound", err)
 	}
-	back := ClaimSoon(t, h.box, "a", 1, hour)[0]
+	back := claimSoon(t, h.box, "a", 1, hour)[0]
 	if back.ID != da.ID || back.Attempt != 1 {
 		t.Fatalf("redelivered: claimed %s attempt %d, want %s attempt 1", back.ID, back.Attempt, da.ID)
 	}
@@ -328,7 +328,7 @@ func testDropExceptRemovesOnlyTheRemovedEndpointsPending(t *testing.T, h harness
 	for i := range 3 {
 		h.write(t, Event(i), "keep", "gone", "also-gone")
 	}
-	d := ClaimSoon(t, h.box, "gone", 1, hour)[0]
+	d := claimSoon(t, h.box, "gone", 1, hour)[0]
 	if err := h.box.Bury(ctx, d, "answered 500"); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func testDropExceptRemovesOnlyTheRemovedEndpointsPending(t *testing.T, h harness
 	if dropped["gone"] != 2 || dropped["also-gone"] != 3 || len(dropped) != 2 {
 		t.Fatalf("dropped %v, want gone 2 (its dead letter stays), also-gone 3", dropped)
 	}
-	if got := ClaimSoon(t, h.box, "keep", 3, hour); len(got) != 3 {
+	if got := claimSoon(t, h.box, "keep", 3, hour); len(got) != 3 {
 		t.Fatal("keep lost deliveries")
 	}
 	if dead, _ := h.box.DeadLetters(ctx, "gone", 10); len(dead) != 1 {

@@ -52,7 +52,7 @@ func testDeliveredEventsAreReplayed(t *testing.T, h harness) {
 	h.write(t, Event(2), "a")
 	h.write(t, Event(3), "a")
 	h.write(t, Event(4), "b")
-	first := byVersion(ClaimSoon(t, h.box, "a", 3, hour))
+	first := byVersion(claimSoon(t, h.box, "a", 3, hour))
 	if err := h.box.Delivered(ctx, first); err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +65,11 @@ func testDeliveredEventsAreReplayed(t *testing.T, h harness) {
 
 	// Since the second event's commit: the second and the third.
 	replay(t, h.box, "a", first[1].CreatedAt, 10, 2)
-	again := sameEvents(t, "replayed since the second", ClaimSoon(t, h.box, "a", 2, hour), first[1:])
+	again := sameEvents(t, "replayed since the second", claimSoon(t, h.box, "a", 2, hour), first[1:])
 	// Those two are pending (claimed): only the first is made due.
 	replay(t, h.box, "a", time.Time{}, 10, 1)
 	replay(t, h.box, "a", time.Time{}, 10, 0)
-	again = append(sameEvents(t, "replayed while the others were pending", ClaimSoon(t, h.box, "a", 1, hour), first[:1]), again...)
+	again = append(sameEvents(t, "replayed while the others were pending", claimSoon(t, h.box, "a", 1, hour), first[:1]), again...)
 	if stats, _ := h.box.Stats(ctx); stats["a"].Pending != 3 {
 		t.Fatalf("stats of a = %+v, want the 3 replayed pending", stats["a"])
 	}
@@ -79,12 +79,12 @@ func testDeliveredEventsAreReplayed(t *testing.T, h harness) {
 		t.Fatal(err)
 	}
 	replay(t, h.box, "a", time.Time{}, 1, 1)
-	sameEvents(t, "replayed with limit 1", ClaimSoon(t, h.box, "a", 1, hour), first[:1])
+	sameEvents(t, "replayed with limit 1", claimSoon(t, h.box, "a", 1, hour), first[:1])
 	replay(t, h.box, "a", time.Time{}, 10, 2)
-	sameEvents(t, "replayed the rest", ClaimSoon(t, h.box, "a", 2, hour), first[1:])
+	sameEvents(t, "replayed the rest", claimSoon(t, h.box, "a", 2, hour), first[1:])
 
 	// A dead letter is not replayed; another endpoint's events neither.
-	dead := ClaimSoon(t, h.box, "b", 1, hour)[0]
+	dead := claimSoon(t, h.box, "b", 1, hour)[0]
 	if err := h.box.Bury(ctx, dead, "answered 500"); err != nil {
 		t.Fatal(err)
 	}
@@ -102,14 +102,14 @@ func testPruneRemovesOnlyOldDeliveredEvents(t *testing.T, h harness) {
 		h.write(t, Event(i), "a")
 	}
 	h.write(t, Event(3), "b")
-	ds := byVersion(ClaimSoon(t, h.box, "a", 3, hour))
+	ds := byVersion(claimSoon(t, h.box, "a", 3, hour))
 	if err := h.box.Delivered(ctx, ds[:2]); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.box.Retry(ctx, ds[2], hour, "answered 503"); err != nil {
 		t.Fatal(err)
 	}
-	dead := ClaimSoon(t, h.box, "b", 1, hour)[0]
+	dead := claimSoon(t, h.box, "b", 1, hour)[0]
 	if err := h.box.Bury(ctx, dead, "answered 500"); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func testPruneRemovesOnlyOldDeliveredEvents(t *testing.T, h harness) {
 	prune(ds[0].CreatedAt, 0) // committed at, not before
 	prune(ds[1].CreatedAt, 1) // the first
 	replay(t, h.box, "a", time.Time{}, 10, 1)
-	again := sameEvents(t, "replayed after a prune", ClaimSoon(t, h.box, "a", 1, hour), ds[1:2])
+	again := sameEvents(t, "replayed after a prune", claimSoon(t, h.box, "a", 1, hour), ds[1:2])
 	if err := h.box.Delivered(ctx, again); err != nil {
 		t.Fatal(err)
 	}

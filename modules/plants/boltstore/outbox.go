@@ -38,7 +38,6 @@ var (
 type Outbox struct {
 	store *Store
 	plan  outbox.Planner // set by OnChange, before the first write
-	now   func() time.Time
 
 	mu     sync.Mutex
 	leased map[string]time.Time // delivery id: lease end
@@ -48,7 +47,7 @@ type Outbox struct {
 func (s *Store) Outbox() *Outbox { return s.outbox }
 
 func newOutbox(s *Store) *Outbox {
-	return &Outbox{store: s, now: time.Now, leased: make(map[string]time.Time)}
+	return &Outbox{store: s, leased: make(map[string]time.Time)}
 }
 
 // OnChange implements outbox.Store: the outbox becomes the store's hook,
@@ -170,7 +169,7 @@ func (o *Outbox) Claim(_ context.Context, endpoint string, max int, lease time.D
 	if max <= 0 {
 		return nil, nil
 	}
-	now := o.now()
+	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []outbox.Delivery
@@ -252,7 +251,7 @@ func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 
 // Retry implements outbox.Outbox.
 func (o *Outbox) Retry(ctx context.Context, d outbox.Delivery, after time.Duration, reason string) error {
-	due := o.now().Add(after)
+	due := time.Now().Add(after)
 	return o.settle(ctx, d, func(tx *bolt.Tx) error {
 		b := tx.Bucket(outboxBucket)
 		r, err := o.take(b, d)
@@ -270,7 +269,7 @@ func (o *Outbox) Retry(ctx context.Context, d outbox.Delivery, after time.Durati
 
 // Bury implements outbox.Outbox.
 func (o *Outbox) Bury(ctx context.Context, d outbox.Delivery, reason string) error {
-	died := o.now().UnixNano()
+	died := time.Now().UnixNano()
 	return o.settle(ctx, d, func(tx *bolt.Tx) error {
 		r, err := o.take(tx.Bucket(outboxBucket), d)
 		if err != nil || r == nil {
@@ -324,7 +323,7 @@ func (o *Outbox) DeadLetters(_ context.Context, endpoint string, limit int) ([]o
 
 // Redeliver implements outbox.Outbox.
 func (o *Outbox) Redeliver(ctx context.Context, id string, configured []string) error {
-	now := o.now()
+	now := time.Now()
 	return o.store.Update(ctx, func(tx *bolt.Tx) error {
 		dead := tx.Bucket(deadLetterBucket)
 		v := dead.Get([]byte(id))
@@ -420,20 +419,20 @@ func (o *Outbox) view(fn func(tx *bolt.Tx) error) error {
 	return o.store.viewDurable(func(tx *bolt.Tx, _ int) error { return fn(tx) })
 }
 
-// MaxReplay is the most events one Replay makes due: a larger replay is
+// maxReplay is the most events one Replay makes due: a larger replay is
 // several calls, each one commit of a bounded size.
-const MaxReplay = 10_000
+const maxReplay = 10_000
 
 // Replay implements outbox.Outbox: the delivered events of endpoint from
 // since on move back to the pending deliveries, due now, with their
 // attempts counted from zero. One moved is no longer delivered, so a
 // second replay finds it pending and leaves it.
 func (o *Outbox) Replay(ctx context.Context, endpoint string, since time.Time, limit int) (int, error) {
-	limit = min(limit, MaxReplay)
+	limit = min(limit, maxReplay)
 	if limit <= 0 {
 		return 0, nil
 	}
-	now := o.now()
+	now := time.Now()
 	var n int
 	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
 		n = 0 // the write may run again

@@ -92,7 +92,7 @@ func newBatcher(s *Store, lanes int) *batcher {
 // commit.go), and an identical retry settles it.
 func (b *batcher) create(ctx context.Context, p plant.Plant) (plant.CreateResult, error) {
 	if !b.started.Load() {
-		return 0, ErrNotStarted
+		return 0, errNotStarted
 	}
 	pc := &pendingCreate{ctx: ctx, p: p, done: make(chan createOutcome, 1)}
 	pc.watch.state.Store(queued)

@@ -272,8 +272,8 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	return s.pool.Acquire(ctx)
 }
 
-// DefaultCommitTimeout bounds how long a statement that may commit keeps
+// defaultCommitTimeout bounds how long a statement that may commit keeps
 // its connection after its caller has been answered: a commit waiting for
 // a stalled standby holds a connection of the pool until then. The
 // connection is closed, never canceled: the server goes on waiting.
-const DefaultCommitTimeout = time.Minute
+const defaultCommitTimeout = time.Minute

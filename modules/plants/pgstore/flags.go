@@ -11,10 +11,10 @@ import (
 // field of c with its default. Tracer has no flag: the program sets it.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.URL, "postgres-url", "", "PostgreSQL connection URL or key=value string; what it leaves out comes from libpq's PG* variables (PGHOST, PGDATABASE, PGUSER, PGPASSWORD, ...)")
-	fs.IntVar(&c.MaxConns, "postgres-max-conns", DefaultMaxConns, "PostgreSQL connections per process (the pool size)")
-	fs.DurationVar(&c.ConnectTimeout, "postgres-connect-timeout", DefaultConnectTimeout, "how long opening a PostgreSQL connection may take (wins over connect_timeout in the URL)")
-	fs.DurationVar(&c.StatementTimeout, "postgres-statement-timeout", DefaultStatementTimeout, "how long a statement may run on PostgreSQL (wins over statement_timeout in the URL)")
-	fs.DurationVar(&c.CommitTimeout, "postgres-commit-timeout", DefaultCommitTimeout, "how long a write whose caller was answered 503 at its deadline may keep its connection, waiting for its commit (for a synchronous standby, say), before the connection is closed; never canceled")
+	fs.IntVar(&c.MaxConns, "postgres-max-conns", defaultMaxConns, "PostgreSQL connections per process (the pool size)")
+	fs.DurationVar(&c.ConnectTimeout, "postgres-connect-timeout", defaultConnectTimeout, "how long opening a PostgreSQL connection may take (wins over connect_timeout in the URL)")
+	fs.DurationVar(&c.StatementTimeout, "postgres-statement-timeout", defaultStatementTimeout, "how long a statement may run on PostgreSQL (wins over statement_timeout in the URL)")
+	fs.DurationVar(&c.CommitTimeout, "postgres-commit-timeout", defaultCommitTimeout, "how long a write whose caller was answered 503 at its deadline may keep its connection, waiting for its commit (for a synchronous standby, say), before the connection is closed; never canceled")
 }
 
 // Validate reports every value of c that its flag does not accept, one

@@ -13,12 +13,12 @@ import (
 // from its OnStart hook after Migrate; Close (OnStop) runs what is queued
 // and waits for them to end, and stops the change log's listener, notifier
 // and pruner. Reads, updates and deletes need no Start; a create before
-// Start fails with ErrNotStarted rather than wait for a lane that is not
+// Start fails with errNotStarted rather than wait for a lane that is not
 // there.
 
-// ErrNotStarted is a create's error on a store that Start has not started:
+// errNotStarted is a create's error on a store that Start has not started:
 // a mistake of the program, not of the request.
-var ErrNotStarted = errors.New("pgstore: the store is not started: call Start before creating")
+var errNotStarted = errors.New("pgstore: the store is not started: call Start before creating")
 
 // Start spawns the create lanes, and the change log's listener, notifier
 // and pruner (see changelog.go). It returns at once, and calling it again does

@@ -15,7 +15,7 @@ import (
 )
 
 // TestNewBuildsStartStarts: New spawns no create lane, so a create before
-// Start fails with ErrNotStarted, at once, rather than wait for a lane;
+// Start fails with errNotStarted, at once, rather than wait for a lane;
 // Start (the program's OnStart hook, after Migrate) spawns them, once, and
 // Close waits for them to end. Not parallel: the lanes are counted among
 // the process's goroutines, and parallel tests wait while it runs.
@@ -30,8 +30,8 @@ func TestNewBuildsStartStarts(t *testing.T) {
 	if n := runningLanes(); n != 0 {
 		t.Fatalf("New started %d create lanes, want none before Start", n)
 	}
-	if err := createErr(s, plant.Plant{ID: 1, Name: "a"}); !errors.Is(err, ErrNotStarted) {
-		t.Fatalf("Create before Start = %v, want ErrNotStarted", err)
+	if err := createErr(s, plant.Plant{ID: 1, Name: "a"}); !errors.Is(err, errNotStarted) {
+		t.Fatalf("Create before Start = %v, want errNotStarted", err)
 	}
 	if _, err := s.Get(ctx, 1); !errors.Is(err, plant.ErrNotFound) {
 		t.Fatalf("Get before Start = %v, want ErrNotFound: reads need no Start", err)
@@ -45,7 +45,7 @@ func TestNewBuildsStartStarts(t *testing.T) {
 	// Start returns: wait for as many as one Start makes, then count them
 	// all (a second Start's would be there too by then). Not failing on the
 	// wait's bound: the count says how many came.
-	lanes := createLanes(DefaultMaxConns)
+	lanes := createLanes(defaultMaxConns)
 	_ = poll.Until(context.Background(), time.Millisecond, 10*time.Second, func() (bool, error) { return runningLanes() >= lanes, nil })
 	if n := runningLanes(); n != lanes {
 		t.Fatalf("Start twice started %d create lanes, want %d", n, lanes)

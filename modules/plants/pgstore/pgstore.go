@@ -37,9 +37,9 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMaxConns         = 16
-	DefaultConnectTimeout   = 5 * time.Second
-	DefaultStatementTimeout = 5 * time.Second
+	defaultMaxConns         = 16
+	defaultConnectTimeout   = 5 * time.Second
+	defaultStatementTimeout = 5 * time.Second
 )
 
 // Config configures a Store.
@@ -107,19 +107,19 @@ func New(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err) // ParseConfig masks passwords
 	}
 	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = DefaultMaxConns
+		cfg.MaxConns = defaultMaxConns
 	}
 	if cfg.MaxConns > math.MaxInt32 {
 		return nil, fmt.Errorf("postgres: a pool of %d connections is more than pgx allows", cfg.MaxConns)
 	}
 	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = DefaultConnectTimeout
+		cfg.ConnectTimeout = defaultConnectTimeout
 	}
 	if cfg.StatementTimeout <= 0 {
-		cfg.StatementTimeout = DefaultStatementTimeout
+		cfg.StatementTimeout = defaultStatementTimeout
 	}
 	if cfg.CommitTimeout <= 0 {
-		cfg.CommitTimeout = DefaultCommitTimeout
+		cfg.CommitTimeout = defaultCommitTimeout
 	}
 	pc.MaxConns = int32(cfg.MaxConns) //nolint:gosec // G115: checked against math.MaxInt32 above
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout

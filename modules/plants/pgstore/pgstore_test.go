@@ -86,11 +86,11 @@ func TestSessionSettings(t *testing.T) {
 	if got := show(t, s, "application_name"); got != "plantstore" {
 		t.Errorf("application_name = %q, want plantstore", got)
 	}
-	if got := s.pool.Config().MaxConns; got != DefaultMaxConns {
-		t.Errorf("default MaxConns = %d, want %d", got, DefaultMaxConns)
+	if got := s.pool.Config().MaxConns; got != defaultMaxConns {
+		t.Errorf("default MaxConns = %d, want %d", got, defaultMaxConns)
 	}
-	if got := s.pool.Config().ConnConfig.ConnectTimeout; got != DefaultConnectTimeout {
-		t.Errorf("default ConnectTimeout = %v, want %v", got, DefaultConnectTimeout)
+	if got := s.pool.Config().ConnConfig.ConnectTimeout; got != defaultConnectTimeout {
+		t.Errorf("default ConnectTimeout = %v, want %v", got, defaultConnectTimeout)
 	}
 
 	// The configuration wins over the same settings in the URL; other URL

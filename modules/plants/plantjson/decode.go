@@ -51,11 +51,11 @@ var emptyReader = bytes.NewReader(nil)
 // with an int64 id, a string name and an optional string tag is a
 // *BadRequestError.
 func DecodeNewPlant(body []byte) (plant.Plant, error) {
-	return DecodeNewPlantIn(body, RequestBody)
+	return DecodeNewPlantIn(body, requestBody)
 }
 
-// RequestBody is what the API's messages call the JSON they refuse.
-const RequestBody = "request body"
+// requestBody is what the API's messages call the JSON they refuse.
+const requestBody = "request body"
 
 // DecodeNewPlantIn is DecodeNewPlant with subject naming the JSON in the
 // messages about it as a whole (the API says "request body"; a file's
@@ -69,7 +69,7 @@ func DecodeNewPlantIn(body []byte, subject string) (plant.Plant, error) {
 // be left out, since the path names the plant; one that is given must be
 // the path's, so that a body sent to the wrong URL changes nothing.
 func DecodeReplacement(body []byte, id int64) (plant.Plant, error) {
-	p, haveID, err := decodeBody(body, RequestBody, "plant", false)
+	p, haveID, err := decodeBody(body, requestBody, "plant", false)
 	if err != nil {
 		return plant.Plant{}, err
 	}

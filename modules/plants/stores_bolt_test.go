@@ -99,9 +99,9 @@ func gatherValues(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 
 // openMemoryForMetrics is the memory store as the table opens it: a store
 // with no figures of its own to export.
-func openMemoryForMetrics(t *testing.T) *Opened {
+func openMemoryForMetrics(t *testing.T) *openedStore {
 	t.Helper()
-	o, err := Open(Config{Store: StoreMemory}, tracenoop.NewTracerProvider())
+	o, err := openConfigured(Config{Store: StoreMemory}, tracenoop.NewTracerProvider())
 	if err != nil {
 		t.Fatal(err)
 	}
