@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/internal/poll"
@@ -101,14 +102,29 @@ func TestRestoredDatabaseRefusesTheLostCursors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
+	// The copy is dropped, and admin closed, after the stores opened on it
+	// (cleanups run last first): a copy left behind would be in the way of
+	// the next test handed the same database (-count).
 	copyName := original.Database + "_restored"
-	// The pool's sessions end a moment after Close returns.
+	t.Cleanup(func() {
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+copyName+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop the copy: %v", err)
+		}
+	})
+	// The pool's sessions end a moment after Close returns: until then
+	// the copy is refused as the original being in use (55006), and only
+	// that is waited out.
 	poll.Wait(t, 10*time.Millisecond, 10*time.Second, "the copy of the database", func() (bool, error) {
 		_, err := admin.Exec(ctx, "CREATE DATABASE "+copyName+" TEMPLATE "+original.Database)
-		return err == nil, err
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "55006" {
+			return false, err
+		}
+		if err != nil {
+			return false, poll.Stop(err)
+		}
+		return true, nil
 	})
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP DATABASE "+copyName+" WITH (FORCE)") })
 
 	s = openStore(t, Config{URL: url})
 	createPlants(t, s, 3)
