@@ -48,11 +48,15 @@ FROM gone LEFT JOIN LATERAL (
 ) c ON true
 ORDER BY c.tx, c.version`
 	// headSQL reads the newest change shown, and the newest pruned one:
-	// when every change was pruned, that is the head.
-	headSQL = `SELECT
-  (SELECT tx::text FROM plant_changes WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, version DESC LIMIT 1),
-  (SELECT version FROM plant_changes WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, version DESC LIMIT 1),
-  (SELECT tx::text FROM plant_changes_pruned), (SELECT version FROM plant_changes_pruned)`
+	// when every change was pruned, that is the head. The newest change is
+	// one row, ordered by the log's xid8 column; its text is made only
+	// after the order (a bare "tx" in an ORDER BY names the select list's
+	// column first, which as text would put "3" after "12469").
+	headSQL = `SELECT h.tx::text, h.version, (SELECT tx::text FROM plant_changes_pruned), (SELECT version FROM plant_changes_pruned)
+FROM (SELECT) one LEFT JOIN LATERAL (
+  SELECT c.tx, c.version FROM plant_changes c
+  WHERE c.tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY c.tx DESC, c.version DESC LIMIT 1
+) h ON true`
 	// pruneChangesSQL removes, of the $2 oldest changes in cursor order
 	// (the log's index, an order that follows the commits' times), those
 	// committed before $1, and keeps the newest removed cursor if it is

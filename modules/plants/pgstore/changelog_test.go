@@ -482,6 +482,33 @@ func testPlanRowsOfAFailedChangeAreNotWritten(t *testing.T, c *pgtest.Cluster) {
 	}
 }
 
+// The head is the log's greatest (tx, version) by number: of the
+// transaction ids 9, 10 and 100, the greatest is 100, where their text
+// would give "9". A log holds ids of different lengths whenever the
+// cluster's ids pass a power of ten, and after a start moved a restored
+// log back to the frozen id 3 (history.go). The ids are written here, so
+// that the test does not depend on how far the shared cluster's ids have
+// come (past 100 in any case: initdb alone takes several hundred).
+func TestHeadIsTheGreatestTransactionIdByNumber(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Config{URL: pgtest.NewMigratedDatabase(t, plantsSchema)})
+	if _, err := s.pool.Exec(ctx, `INSERT INTO plant_changes (tx, version, kind, plant_id, name)
+VALUES ('9', 1, $1, 1, 'a'), ('10', 2, $1, 2, 'b'), ('100', 3, $1, 3, 'c')`, int16(changes.Created)); err != nil {
+		t.Fatal(err)
+	}
+	want := changes.Cursor{History: s.History(), Tx: 100, Version: 3}
+	if h, err := s.Head(ctx); err != nil || h != want {
+		t.Fatalf("Head = %+v, %v; want %+v", h, err, want)
+	}
+	var txs []uint64
+	for _, r := range changesOf(t, s, changes.Cursor{}) {
+		txs = append(txs, r.Cursor.Tx)
+	}
+	if !slices.Equal(txs, []uint64{9, 10, 100}) {
+		t.Fatalf("the log's transaction ids in the feed: %v; want 9, 10, 100", txs)
+	}
+}
+
 // A cursor older than the retention is gone once the store's pruner has
 // run: Start spawns it, ChangesRetention sets its window. In parallel with
 // other tests: pruning, a gone cursor and the head after it do not depend

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
 	"github.com/plantstore/plantstore/internal/poll"
@@ -101,14 +102,29 @@ func TestRestoredDatabaseRefusesTheLostCursors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
+	// The copy is dropped, and admin closed, after the stores opened on it
+	// (cleanups run last first): a copy left behind would be in the way of
+	// the next test handed the same database (-count).
 	copyName := original.Database + "_restored"
-	// The pool's sessions end a moment after Close returns.
+	t.Cleanup(func() {
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+copyName+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop the copy: %v", err)
+		}
+	})
+	// The pool's sessions end a moment after Close returns: until then
+	// the copy is refused as the original being in use (55006), and only
+	// that is waited out.
 	poll.Wait(t, 10*time.Millisecond, 10*time.Second, "the copy of the database", func() (bool, error) {
 		_, err := admin.Exec(ctx, "CREATE DATABASE "+copyName+" TEMPLATE "+original.Database)
-		return err == nil, err
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "55006" {
+			return false, err
+		}
+		if err != nil {
+			return false, poll.Stop(err)
+		}
+		return true, nil
 	})
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP DATABASE "+copyName+" WITH (FORCE)") })
 
 	s = openStore(t, Config{URL: url})
 	createPlants(t, s, 3)
@@ -133,6 +149,21 @@ func TestRestoredDatabaseRefusesTheLostCursors(t *testing.T) {
 	}
 }
 
+// ahead is how far putLogAhead moves the log's transaction ids, beyond any
+// the test cluster gives.
+const ahead = 1_000_000_000
+
+// putLogAhead makes s's log as a restore from a cluster ahead leaves it:
+// its transaction ids ahead of this cluster's.
+func putLogAhead(t *testing.T, s *Store) {
+	t.Helper()
+	for _, table := range []string{"plant_changes", "plant_heads"} {
+		if _, err := s.pool.Exec(ctx, "UPDATE "+table+" SET tx = (tx::text::bigint + $1)::text::xid8", ahead); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestLogOfAClusterAheadIsMovedBack: a database restored into another
 // cluster (pg_dump, pg_restore on a new server) holds the old cluster's
 // transaction ids, here a billion ahead of this one's. A start moves them
@@ -145,12 +176,7 @@ func TestLogOfAClusterAheadIsMovedBack(t *testing.T) {
 	s := openStore(t, Config{URL: url})
 	createPlants(t, s, 1, 2)
 	old := shown(t, s, changes.Cursor{}, 2)
-	const ahead = 1_000_000_000
-	for _, table := range []string{"plant_changes", "plant_heads"} {
-		if _, err := s.pool.Exec(ctx, "UPDATE "+table+" SET tx = (tx::text::bigint + $1)::text::xid8", ahead); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putLogAhead(t, s)
 	follower := old[1].Cursor
 	follower.Tx += ahead
 	s.Close()
@@ -168,5 +194,81 @@ func TestLogOfAClusterAheadIsMovedBack(t *testing.T) {
 	}
 	if h := headOf(t, s); h != recs[2].Cursor {
 		t.Fatalf("head %+v, want the new change's cursor %+v", h, recs[2].Cursor)
+	}
+}
+
+// TestAMoveBackSparesTheChangesOfAReplicaStartedMeanwhile: two replicas
+// start at once on a database restored from a cluster ahead, and both see
+// the log ahead. The first moves it back, starts and writes a change; the
+// second must not move that change back too (a follower that saw it would
+// be told to list again, and the change would change places in the feed).
+// The first replica's move and change are the test's, in a transaction
+// that holds the log's writers off until the second waits for it.
+func TestAMoveBackSparesTheChangesOfAReplicaStartedMeanwhile(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewMigratedDatabase(t, plantsSchema)
+	s := openStore(t, Config{URL: url})
+	createPlants(t, s, 1, 2)
+	shown(t, s, changes.Cursor{}, 2)
+	putLogAhead(t, s)
+	s.Close()
+
+	first, err := connect(t, url).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Rollback(ctx) }()
+	if _, err := first.Exec(ctx, "LOCK TABLE plant_changes IN SHARE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	type opened struct {
+		s   *Store
+		err error
+	}
+	secondCh := make(chan opened, 1)
+	go func() {
+		s, err := Open(ctx, Config{URL: url})
+		secondCh <- opened{s, err}
+	}()
+	watcher := connect(t, url)
+	poll.Wait(t, 10*time.Millisecond, 30*time.Second, "the second replica's wait for the log", func() (bool, error) {
+		var waiting int
+		err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'plant_changes'::regclass
+AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting)
+		if err != nil {
+			return false, poll.Stop(err)
+		}
+		return waiting == 1, fmt.Errorf("%d waits for plant_changes", waiting)
+	})
+	if _, err := first.Exec(ctx, moveBackSQL); err != nil {
+		t.Fatal(err)
+	}
+	var tx string
+	var version int64
+	if err := first.QueryRow(ctx, `INSERT INTO plant_changes (tx, version, kind, plant_id, name)
+VALUES (pg_current_xact_id(), nextval('plant_versions'), $1, 3, 'p') RETURNING tx::text, version`, int16(changes.Created)).Scan(&tx, &version); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-secondCh
+	if o.err != nil {
+		t.Fatalf("the second replica's Open: %v", o.err)
+	}
+	second := o.s
+	t.Cleanup(func() { second.Close() })
+	mustStart(t, second)
+
+	seen, err := cursorOf(second.History(), tx, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := second.Changes(ctx, seen, 10); err != nil || len(recs) != 0 {
+		t.Fatalf("after the first replica's change: %v, %v; want nothing after it", recs, err)
+	}
+	recs := shown(t, second, changes.Cursor{}, 3)
+	if got := [3][2]uint64{{recs[0].Cursor.Tx, uint64(recs[0].Plant.ID)}, {recs[1].Cursor.Tx, uint64(recs[1].Plant.ID)}, {recs[2].Cursor.Tx, uint64(recs[2].Plant.ID)}}; got != [3][2]uint64{{3, 1}, {3, 2}, {seen.Tx, 3}} {
+		t.Fatalf("the feed: %v; want 1 and 2 moved back to 3, then 3 where the first replica wrote it", got)
 	}
 }
