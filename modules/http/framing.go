@@ -135,13 +135,17 @@ func (c *framingConn) CloseWrite() error {
 // answer from the client's buffers. net/http only waits half a second
 // before it closes. So a connection that closes in the middle of a
 // request's body first reads and discards the rest of that body (RFC 9112
-// §9.6), up to LingerMaxBytes and for at most LingerFor, after a
-// half-close that tells the client the answer is complete; then it
-// closes. This happens in the background, so that the server's own
+// §9.6), up to LingerMaxBytes, after a half-close that tells the client
+// the answer is complete; then it closes. LingerIdle ends it when no byte
+// comes for that long (a stalled client) and LingerFor in any case (a
+// trickling one); a client still sending is not cut off by a fixed short
+// bound, which a loaded machine or a slow link would turn into the reset
+// this avoids. This happens in the background, so that the server's own
 // goroutine for the connection (or its Close) never waits for it; the
 // connection counts against --max-connections until it is closed.
 const (
-	LingerFor      = 5 * time.Second
+	LingerIdle     = 5 * time.Second
+	LingerFor      = time.Minute
 	LingerMaxBytes = 16 << 20
 )
 
@@ -162,11 +166,16 @@ func (c *framingConn) Close() error {
 func (c *framingConn) linger() {
 	defer c.Conn.Close()
 	_ = c.CloseWrite()
-	if c.SetReadDeadline(time.Now().Add(LingerFor)) != nil {
-		return
-	}
+	end := time.Now().Add(LingerFor)
 	buf := make([]byte, 32<<10)
 	for read := 0; read < LingerMaxBytes; {
+		deadline := time.Now().Add(LingerIdle)
+		if deadline.After(end) {
+			deadline = end
+		}
+		if c.SetReadDeadline(deadline) != nil {
+			return
+		}
 		n, err := c.Conn.Read(buf)
 		read += n
 		c.mu.Lock()

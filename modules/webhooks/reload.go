@@ -55,9 +55,10 @@ func names(f File) []string {
 }
 
 // subscriptions names, by kind of change (changes.Kind), the endpoints it
-// is announced to, and in some the endpoints of any kind.
+// is announced to, and in some the endpoints of any kind. byKind is sized
+// from changes.Kinds, so that a new kind needs nothing here.
 type subscriptions struct {
-	byKind [changes.Deleted + 1][]string
+	byKind [][]string
 	some   []string
 }
 
@@ -74,7 +75,7 @@ func (r *roster) subscribers(k changes.Kind) []string {
 }
 
 func (r *roster) setSubscribed(f File) {
-	var subs subscriptions
+	subs := subscriptions{byKind: make([][]string, len(changes.Kinds)+1)}
 	for _, ep := range f.Endpoints {
 		some := false
 		for _, k := range changes.Kinds {
