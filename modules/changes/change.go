@@ -43,7 +43,8 @@ func (k Kind) String() string {
 	return "plant.unknown"
 }
 
-// Kinds lists every kind, in the order of their values.
+// Kinds lists every kind, in the order of their values, which run from 1
+// without a gap (the dispatcher indexes its subscriptions by them).
 var Kinds = []Kind{Created, Replaced, Deleted}
 
 // TimestampLayout is how a commit's time (Committed.At) is written wherever
