@@ -17,7 +17,7 @@ import (
 
 	"github.com/plantstore/plantstore/internal/buildinfo"
 	"github.com/plantstore/plantstore/internal/cli"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 )
 
 // printVersion is the "version" subcommand.

@@ -13,7 +13,7 @@ import (
 	"github.com/peterbourgon/ff/v3"
 
 	"github.com/plantstore/plantstore/modules/auth"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/telemetry"
 	"github.com/plantstore/plantstore/modules/webhooks"

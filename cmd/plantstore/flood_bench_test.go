@@ -18,7 +18,7 @@ import (
 	"go.uber.org/fx"
 	"golang.org/x/time/rate"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 )
 
 // BenchmarkValidClientUnderBadTokenFlood measures a valid client's latency

@@ -32,7 +32,7 @@ import (
 	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/internal/testmode"
 	"github.com/plantstore/plantstore/modules/auth"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 )
 
 // The limit flags' environment twins are tested with the others

@@ -27,7 +27,7 @@ import (
 	"github.com/plantstore/plantstore/internal/cli"
 	"github.com/plantstore/plantstore/internal/gcfloor"
 	"github.com/plantstore/plantstore/modules/auth"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/telemetry"
 	"github.com/plantstore/plantstore/modules/webhooks"

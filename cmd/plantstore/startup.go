@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/internal/buildinfo"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/telemetry"
 )

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/plantstore/plantstore/internal/repo"
-	httpserver "github.com/plantstore/plantstore/modules/http"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 	"github.com/plantstore/plantstore/modules/plants"
 )
 

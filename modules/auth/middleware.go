@@ -12,8 +12,8 @@ import (
 
 	"github.com/plantstore/plantstore/modules/auth/jwtauth"
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 )
 
 // Reasons a request is refused, the values of the auth_failures metric's

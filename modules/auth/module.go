@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/auth/jwtauth"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // Config is the auth part of the program's configuration.

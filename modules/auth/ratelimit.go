@@ -12,7 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 )
 
 // rateLimiter holds each caller to a steady request rate with a burst, so

@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 )
 
 // RequireScope is the chain's "scope" link: it holds the matched route's

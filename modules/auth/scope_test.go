@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // callers authenticates a token as the principal of that name.

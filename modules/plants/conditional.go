@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 	"github.com/plantstore/plantstore/modules/plants/entitytag"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )

@@ -3,7 +3,7 @@ package plants
 import (
 	"net/http"
 
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 

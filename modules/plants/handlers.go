@@ -11,8 +11,8 @@ import (
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
 	"github.com/plantstore/plantstore/modules/changes"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 	"github.com/plantstore/plantstore/modules/telemetry/requestlog"
 )

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/plantstore/plantstore/modules/auth/principal"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 	"github.com/plantstore/plantstore/modules/telemetry/requestlog"
 )
 

@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	httpserver "github.com/plantstore/plantstore/modules/http"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	httpserver "github.com/plantstore/plantstore/modules/httpserver"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // Trace context of a caller, as a W3C traceparent header carries it.

@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 )
 
 // levels are the log levels an operator may choose, at start (--log-level)

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // Module provides the logger and its run-time level, the metrics registry,

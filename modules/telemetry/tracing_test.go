@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 func TestTracingEnabledFollowsTheOTELVariables(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 

@@ -6,6 +6,6 @@
 // the handler, and the listeners' limits.
 //
 // It imports no module of the service, so that any module can import it
-// without importing the http module (modules/http), which builds the
+// without importing the http module (modules/httpserver), which builds the
 // listeners and imports no module either.
 package httpapi

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // streamForever is a GET handler whose answer lasts until its client is

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // Reading bodies before the concurrency cap: a request that took one of the

@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 )
 
 // testAdmin is the admin handler with routes like those other modules

@@ -9,8 +9,8 @@ import (
 
 	"github.com/plantstore/plantstore/api"
 	"github.com/plantstore/plantstore/internal/buildinfo"
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 )
 
 // Admin listener paths; the Kubernetes probes and Prometheus use them.

@@ -1,6 +1,6 @@
 package httpserver
 
-import "github.com/plantstore/plantstore/modules/http/httpapi"
+import "github.com/plantstore/plantstore/modules/httpserver/httpapi"
 
 // Limits are the listeners' limits (httpapi.Limits, where the modules that
 // need them find them).

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // holder is a handler whose requests stay in it until released; entered

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 )
 
 // PprofRoutes are Go's profiles under /debug/pprof/ for the admin listener,

@@ -1,4 +1,4 @@
-// Package httpserver (folder modules/http) owns the two listeners: the API,
+// Package httpserver owns the two listeners: the API,
 // where every request needs a bearer token, and the cluster-internal admin
 // listener with probes, metrics, version and the OpenAPI document. It builds
 // the routers, orders the middleware chain, writes JSON errors for unknown

@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	"github.com/plantstore/plantstore/modules/http/httpapi"
-	"github.com/plantstore/plantstore/modules/http/httperr"
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+	"github.com/plantstore/plantstore/modules/httpserver/httperr"
 )
 
 // Recoverer turns a panic in a handler into a 500 Error answer, a logged
