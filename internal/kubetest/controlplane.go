@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/plantstore/plantstore/internal/poll"
-	"github.com/plantstore/plantstore/internal/testmode"
 )
 
 // startTimeout bounds the wait for each program to answer; the programs
@@ -38,23 +37,6 @@ type ControlPlane struct {
 
 	dir   string
 	procs []*process // in start order; stopped in reverse
-}
-
-// start starts a control plane of the test's own and stops it when the test
-// ends. Tests in a package usually share one through Shared.
-func start(t testing.TB) *ControlPlane {
-	t.Helper()
-	testmode.SkipIfShort(t, "starts a Kubernetes control plane")
-	cp, err := startControlPlane()
-	if err != nil {
-		unavailable(t, err)
-	}
-	t.Cleanup(func() {
-		if err := cp.Stop(); err != nil {
-			t.Errorf("kubetest: %v", err)
-		}
-	})
-	return cp
 }
 
 // unavailable ends a test that cannot get a control plane: a skip with a

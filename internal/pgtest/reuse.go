@@ -32,18 +32,18 @@ import (
 // after the test (a pool or a process left running), is dropped, as every
 // database was before, and never reused.
 
-// schemaDB is the layout of migrated databases: its migration runs once per
+// SchemaDB is the layout of migrated databases: its migration runs once per
 // database that NewMigratedDatabase creates. Declare one per test package:
 //
 //	var plantsSchema = pgtest.NewSchema(func(ctx context.Context, url string) error { ... })
-type schemaDB struct {
+type SchemaDB struct {
 	migrate func(ctx context.Context, url string) error
 }
 
-// NewSchema is a schemaDB made by migrate, which brings the empty database
+// NewSchema is a SchemaDB made by migrate, which brings the empty database
 // at url to the layout the tests expect.
-func NewSchema(migrate func(ctx context.Context, url string) error) *schemaDB {
-	return &schemaDB{migrate: migrate}
+func NewSchema(migrate func(ctx context.Context, url string) error) *SchemaDB {
+	return &SchemaDB{migrate: migrate}
 }
 
 // NewMigratedDatabase returns the URL of a database on the shared cluster
@@ -51,13 +51,13 @@ func NewSchema(migrate func(ctx context.Context, url string) error) *schemaDB {
 // A test that changes the layout may use one (the database is then dropped
 // rather than reused), but one that needs the migration itself to run uses
 // NewDatabase.
-func NewMigratedDatabase(t testing.TB, schema *schemaDB) string {
+func NewMigratedDatabase(t testing.TB, schema *SchemaDB) string {
 	t.Helper()
 	return Shared(t).NewMigratedDatabase(t, schema)
 }
 
 // NewMigratedDatabase is the package's NewMigratedDatabase on this cluster.
-func (c *Cluster) NewMigratedDatabase(t testing.TB, schema *schemaDB) string {
+func (c *Cluster) NewMigratedDatabase(t testing.TB, schema *SchemaDB) string {
 	t.Helper()
 	if schema == nil {
 		t.Fatal("pgtest: NewMigratedDatabase needs a schema")
@@ -66,11 +66,11 @@ func (c *Cluster) NewMigratedDatabase(t testing.TB, schema *schemaDB) string {
 }
 
 // reusePool holds a cluster's databases that tests are done with, by kind
-// (the nil schemaDB: empty), and what a fresh one of each kind looks like.
+// (the nil SchemaDB: empty), and what a fresh one of each kind looks like.
 type reusePool struct {
 	mu    sync.Mutex
-	idle  map[*schemaDB][]string
-	fresh map[*schemaDB]*freshState
+	idle  map[*SchemaDB][]string
+	fresh map[*SchemaDB]*freshState
 }
 
 // freshState is what a fresh database of a kind looks like.
@@ -81,7 +81,7 @@ type freshState struct {
 }
 
 // take returns an idle database of the kind, if there is one.
-func (p *reusePool) take(schema *schemaDB) (string, bool) {
+func (p *reusePool) take(schema *SchemaDB) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	idle := p.idle[schema]
@@ -93,16 +93,16 @@ func (p *reusePool) take(schema *schemaDB) (string, bool) {
 	return name, true
 }
 
-func (p *reusePool) put(schema *schemaDB, name string) {
+func (p *reusePool) put(schema *SchemaDB, name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.idle == nil {
-		p.idle = map[*schemaDB][]string{}
+		p.idle = map[*SchemaDB][]string{}
 	}
 	p.idle[schema] = append(p.idle[schema], name)
 }
 
-func (p *reusePool) state(schema *schemaDB) *freshState {
+func (p *reusePool) state(schema *SchemaDB) *freshState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.fresh[schema]
@@ -110,11 +110,11 @@ func (p *reusePool) state(schema *schemaDB) *freshState {
 
 // learn records what a fresh database of the kind looks like, from the
 // first one made; later ones must look the same.
-func (p *reusePool) learn(schema *schemaDB, s *freshState) {
+func (p *reusePool) learn(schema *SchemaDB, s *freshState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.fresh == nil {
-		p.fresh = map[*schemaDB]*freshState{}
+		p.fresh = map[*SchemaDB]*freshState{}
 	}
 	if p.fresh[schema] == nil {
 		p.fresh[schema] = s
@@ -123,7 +123,7 @@ func (p *reusePool) learn(schema *schemaDB, s *freshState) {
 
 // newDatabase hands the test a database of the kind, idle or new, and
 // takes it back when the test ends.
-func (c *Cluster) newDatabase(t testing.TB, schema *schemaDB) string {
+func (c *Cluster) newDatabase(t testing.TB, schema *SchemaDB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -154,7 +154,7 @@ func (c *Cluster) newDatabase(t testing.TB, schema *schemaDB) string {
 }
 
 // takeDatabase returns an idle database of the kind, or makes one.
-func (c *Cluster) takeDatabase(ctx context.Context, schema *schemaDB) (string, error) {
+func (c *Cluster) takeDatabase(ctx context.Context, schema *SchemaDB) (string, error) {
 	if name, ok := c.reuse.take(schema); ok {
 		return name, nil
 	}
@@ -176,7 +176,7 @@ func (c *Cluster) takeDatabase(ctx context.Context, schema *schemaDB) (string, e
 
 // makeFresh migrates a new database of a schema, and learns from the first
 // database of its kind what a fresh one looks like.
-func (c *Cluster) makeFresh(ctx context.Context, schema *schemaDB, name string) error {
+func (c *Cluster) makeFresh(ctx context.Context, schema *SchemaDB, name string) error {
 	url := c.URL(name)
 	if schema != nil {
 		if err := schema.migrate(ctx, url); err != nil {
@@ -280,7 +280,7 @@ const connectionsGone = 2 * time.Second
 
 // reset makes a database a test is done with as a fresh one of its kind,
 // or says why it cannot.
-func (c *Cluster) reset(ctx context.Context, schema *schemaDB, name string) error {
+func (c *Cluster) reset(ctx context.Context, schema *SchemaDB, name string) error {
 	fresh := c.reuse.state(schema)
 	if fresh == nil {
 		return errors.New("no fresh database of its kind to compare with")

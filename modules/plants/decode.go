@@ -15,9 +15,6 @@ type badRequestError = plantjson.BadRequestError
 
 func badRequest(msg string) error { return &badRequestError{Message: msg} }
 
-// maxTextLength is the most characters a name or a tag may have.
-const maxTextLength = plantjson.MaxTextLength
-
 // maxDepth is how deeply a value in a NewPlant may nest.
 const maxDepth = plantjson.MaxDepth
 
