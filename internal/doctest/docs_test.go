@@ -267,7 +267,7 @@ func TestNoSecretOnACommandLine(t *testing.T) {
 }
 
 // TestCountedCommandsAreCounted: where a user document announces a number
-// of commands ("Three commands:"), the shell block that follows holds that
+// of commands ("Two commands:"), the shell block that follows holds that
 // many.
 func TestCountedCommandsAreCounted(t *testing.T) {
 	numbers := map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -288,7 +288,7 @@ func TestCountedCommandsAreCounted(t *testing.T) {
 		}
 	}
 	if found == 0 {
-		t.Error(`no user document announces its commands ("Three commands:"): the README's quick start does`)
+		t.Error(`no user document announces its commands ("Two commands:"): the README's quick start does`)
 	}
 }
 
