@@ -2,8 +2,9 @@ package changes
 
 import "github.com/plantstore/plantstore/modules/plants/plant"
 
-// Filter is what a follower of the change feed asks to be given: the
-// changes of one tag's plants, of some kinds. Its zero value keeps every
+// Filter is what a follower of the log asks to be given: the changes of
+// one tag's plants, of some kinds. It reads only a record, so every store's
+// log is filtered alike, by its reader. Its zero value keeps every
 // change as it is.
 //
 // A tag filter follows the plants in the tag: a change that leaves a plant
