@@ -3,6 +3,7 @@ package plants
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,8 +109,12 @@ func (f *Feed) Routes() []httpapi.Route {
 // the log's beginning.
 type changesQuery struct {
 	after changes.Cursor
-	limit int
-	wait  time.Duration
+	// now: the query's after is "now", the log's head when it is read
+	// (see startAtNow), instead of a cursor.
+	now    bool
+	limit  int
+	wait   time.Duration
+	filter changes.Filter
 }
 
 // serve handles GET /plants/changes.
@@ -124,6 +129,9 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := acceptsEventStream(r.Header)
+	if stream && q.now && r.Header.Get("Last-Event-ID") != "" {
+		q.now = false // a stream resuming goes on from its last event, not from now
+	}
 	if stream || q.wait > 0 {
 		// A stream or a long poll lasts: it leaves the shared request
 		// slots for the followers' own, capped per token.
@@ -133,11 +141,38 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		defer end()
 	}
+	if q.now && !f.startAtNow(w, r, &q) {
+		return
+	}
 	if stream {
 		f.stream(w, r, q)
 		return
 	}
 	f.poll(w, r, q)
+}
+
+// startAtNow sets q.after to the log's head: after=now follows from here
+// on without reading the history. False when the head could not be read
+// (the answer is written).
+func (f *Feed) startAtNow(w http.ResponseWriter, r *http.Request, q *changesQuery) bool {
+	head, err := f.changes.Head(r.Context())
+	if err != nil {
+		f.readError(w, r, err)
+		return false
+	}
+	q.after = head
+	return true
+}
+
+// filterRecords keeps in place the records filter gives, as it gives them.
+func filterRecords(records []changes.Record, filter changes.Filter) []changes.Record {
+	kept := records[:0]
+	for _, rec := range records {
+		if rec, ok := filter.Apply(rec); ok {
+			kept = append(kept, rec)
+		}
+	}
+	return kept
 }
 
 // poll answers one page of changes after q.after. With a wait and
@@ -157,6 +192,11 @@ func (f *Feed) poll(w http.ResponseWriter, r *http.Request, q changesQuery) {
 		defer poll.Stop()
 	}
 	gathered := false
+	// start is where the page reads from: q.after, or for a filtered
+	// follower, past the changes read that its filter did not keep, so
+	// that a quiet filter's next moves on with the log.
+	start := q.after
+	filtered := !q.filter.IsZero()
 	for {
 		// The wake-up channel is taken before reading, so that a change
 		// committed between the read and the wait still wakes it; a page
@@ -165,36 +205,64 @@ func (f *Feed) poll(w http.ResponseWriter, r *http.Request, q changesQuery) {
 		if q.wait > 0 {
 			wake = f.changes.Wait()
 		}
-		records, err := f.changes.Changes(ctx, q.after, q.limit)
+		records, err := f.changes.Changes(ctx, start, q.limit)
 		if err != nil {
 			f.readError(w, r, err)
 			return
 		}
+		read, next := len(records), start
+		if read > 0 {
+			next = records[read-1].Cursor
+		}
+		page := records
+		if filtered {
+			page = filterRecords(records, q.filter)
+		}
 		// A waiting follower's page that is not full gathers what commits
 		// next, then is read again (once); a full page goes at once.
-		if q.wait > 0 && len(records) > 0 && len(records) < q.limit && !gathered {
+		if q.wait > 0 && len(page) > 0 && read < q.limit && !gathered {
 			gathered = true
 			if f.gather(ctx.Done()) {
 				continue
 			}
 		}
-		if len(records) > 0 || q.wait == 0 {
-			writeChangePage(w, records, q.after)
+		if len(page) > 0 || q.wait == 0 {
+			writeChangePage(w, page, next)
 			return
+		}
+		if read > 0 { // a filtered follower's: nothing it read matched
+			start = next
+			if read == q.limit { // more may be waiting already
+				if fired(waitOver) {
+					writeChangePage(w, nil, start)
+					return
+				}
+				continue
+			}
 		}
 		select {
 		case <-wake:
 		case <-poll.C:
 		case <-waitOver:
-			writeChangePage(w, nil, q.after)
+			writeChangePage(w, nil, start)
 			return
 		case <-f.stopping:
-			writeChangePage(w, nil, q.after)
+			writeChangePage(w, nil, start)
 			return
 		case <-ctx.Done():
 			writeStoreError(f.log, w, r, ctx.Err(), 0) // the client left: 499, not logged as a failure
 			return
 		}
+	}
+}
+
+// fired reports whether a timer's channel has fired (taking its value).
+func fired(c <-chan time.Time) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -221,19 +289,18 @@ func extendWriteDeadline(w http.ResponseWriter, d time.Duration) {
 }
 
 // writeChangePage answers 200 {"changes":[...],"next":"<cursor>"}, next
-// being the last change's cursor, or after when there is none, so that a
-// client always resumes from next.
-func writeChangePage(w http.ResponseWriter, records []changes.Record, after changes.Cursor) {
+// being the cursor of the last change read (given or filtered out), or
+// the page's after when none was, so that a client always resumes from
+// next.
+func writeChangePage(w http.ResponseWriter, records []changes.Record, next changes.Cursor) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	next := after
 	buf.WriteString(`{"changes":[`)
 	for i, rec := range records {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		buf.Write(appendChange(buf.AvailableBuffer(), rec))
-		next = rec.Cursor
 	}
 	buf.WriteString(`],"next":"`)
 	buf.WriteString(EncodeCursor(next))
@@ -262,17 +329,33 @@ func appendChange(b []byte, rec changes.Record) []byte {
 	return append(b, '}')
 }
 
-// parseChangesQuery reads after, limit and wait from a raw query string,
-// as parseListQuery reads its parameters: other parameters are ignored, a
-// repeated one or a malformed value is a *badRequestError naming it.
+// parseChangesQuery reads after, limit, wait, tag and types from a raw
+// query string, as parseListQuery reads its parameters: other parameters
+// are ignored, a repeated one or a malformed value is a *badRequestError
+// naming it.
 func parseChangesQuery(raw string) (changesQuery, error) {
 	q := changesQuery{limit: defaultChangesLimit}
-	values, err := parseQuery(raw, "after", "limit", "wait")
+	values, err := parseQuery(raw, "after", "limit", "wait", "tag", "types")
 	if err != nil {
 		return q, err
 	}
 	if v, ok := values["after"]; ok {
-		if q.after, err = ParseCursor(`query parameter "after"`, v[0]); err != nil {
+		if v[0] == afterNow {
+			q.now = true
+		} else if q.after, err = ParseCursor(`query parameter "after"`, v[0]); err != nil {
+			return q, err
+		}
+	}
+	if v, ok := values["tag"]; ok {
+		// An empty tag is a tag the API stores, but as a filter it is
+		// far more often a client's template left unfilled.
+		if v[0] == "" {
+			return q, badRequest(`query parameter "tag" must not be empty`)
+		}
+		q.filter.Tag = &v[0]
+	}
+	if v, ok := values["types"]; ok {
+		if q.filter.Kinds, err = parseTypes(v[0]); err != nil {
 			return q, err
 		}
 	}
@@ -287,6 +370,39 @@ func parseChangesQuery(raw string) (changesQuery, error) {
 		}
 	}
 	return q, nil
+}
+
+// afterNow is the after that starts at the log's head.
+const afterNow = "now"
+
+// parseTypes reads the types filter: event types, comma-separated, each
+// at most once.
+func parseTypes(s string) ([]changes.Kind, error) {
+	names := strings.Split(s, ",")
+	if len(names) > len(changes.Kinds) {
+		return nil, badRequest(`query parameter "types" lists ` + strconv.Itoa(len(names)) + " types; there are " + strconv.Itoa(len(changes.Kinds)) + ": " + typeNames())
+	}
+	kinds := make([]changes.Kind, 0, len(names))
+	for _, name := range names {
+		k, ok := changes.KindOf(name)
+		if !ok {
+			return nil, badRequest(`query parameter "types" must list event types from ` + typeNames() + `, comma-separated, not ` + strconv.Quote(clip(name)))
+		}
+		if slices.Contains(kinds, k) {
+			return nil, badRequest(`query parameter "types" lists ` + strconv.Quote(name) + " twice")
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
+}
+
+// typeNames lists the event types, for the types filter's errors.
+func typeNames() string {
+	names := make([]string, len(changes.Kinds))
+	for i, k := range changes.Kinds {
+		names[i] = k.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // parseWait reads a wait in Go's duration syntax ("30s", "1m", "0"), from

@@ -74,19 +74,44 @@ func (f *Feed) stream(w http.ResponseWriter, r *http.Request, q changesQuery) {
 	defer heartbeat.Stop()
 	buf := getBuffer()
 	defer putBuffer(buf)
+	// A filtered stream reads past the changes its filter does not keep;
+	// sent is the cursor of its last event, and a bookmark tells the
+	// client when it has read further (so that a reconnection resumes
+	// there), and each heartbeat is a bookmark too.
+	filtered := !q.filter.IsZero()
+	sent := after
+	beat := func() bool { return send([]byte(heartbeatComment)) }
+	if filtered {
+		beat = func() bool {
+			sent = after
+			return send(appendBookmark(nil, after))
+		}
+	}
 	for first := true; ; first = false {
-		if len(records) > 0 || first { // the first flush sends the headers: the client knows the stream is open
+		read := len(records)
+		if filtered && read > 0 {
+			readTo := records[read-1].Cursor
+			records = filterRecords(records, q.filter)
+			after = readTo
+		}
+		if len(records) > 0 || first || after != sent { // the first flush sends the headers: the client knows the stream is open
 			buf.Reset()
 			for _, rec := range records {
 				buf.Write(appendEvent(buf.AvailableBuffer(), rec))
-				after = rec.Cursor
+				sent = rec.Cursor
+			}
+			if !filtered {
+				after = sent
+			} else if after != sent {
+				buf.Write(appendBookmark(buf.AvailableBuffer(), after))
+				sent = after
 			}
 			if !send(buf.Bytes()) {
 				return
 			}
 		}
-		if len(records) < q.limit { // a full batch: more may be waiting already
-			if !f.awaitChange(wake, poll, heartbeat, ctx.Done(), func() bool { return send([]byte(heartbeatComment)) }) {
+		if read < q.limit { // a full batch: more may be waiting already
+			if !f.awaitChange(wake, poll, heartbeat, ctx.Done(), beat) {
 				return
 			}
 		}
@@ -136,4 +161,16 @@ func appendEvent(b []byte, rec changes.Record) []byte {
 	b = append(b, "\ndata: "...)
 	b = appendChange(b, rec)
 	return append(b, "\n\n"...)
+}
+
+// appendBookmark appends a bookmark: an event of no change whose id is
+// the cursor a filtered stream has read to, and whose data is
+// {"cursor":"<cursor>"}.
+func appendBookmark(b []byte, c changes.Cursor) []byte {
+	cursor := EncodeCursor(c)
+	b = append(b, "id: "...)
+	b = append(b, cursor...)
+	b = append(b, "\nevent: bookmark\ndata: {\"cursor\":\""...)
+	b = append(b, cursor...)
+	return append(b, "\"}\n\n"...)
 }

@@ -102,7 +102,9 @@ type ChangePage struct {
 	Changes []Change `json:"changes"`
 
 	// Next The cursor to resume from: the last change's, or the request's
-	// `after` when the page is empty.
+	// `after` (the head for `after=now`) when the page is empty. With
+	// a filter, the last change read, given or not: an empty page
+	// of a filtered follower may move it on.
 	Next string `json:"next"`
 }
 
@@ -308,8 +310,27 @@ type ListChangesParams struct {
 	// event's `id`, or a listing's `Plantstore-Changes-Cursor`.
 	// Cursors are opaque (32 characters of base64url). Without it the
 	// feed starts at the oldest change kept, which is only possible
-	// before anything was pruned (410 after).
+	// before anything was pruned (410 after). `now` starts at the
+	// newest change, reading no history: the page (or long poll) is
+	// of the changes committed from then on, and its `next` a cursor
+	// to go on from. A stream's `Last-Event-ID` takes precedence.
 	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Tag Only the changes of the plants with exactly this tag (not
+	// empty): a create or an update that leaves the plant in the tag
+	// as it is, and an update to another tag or a delete as a
+	// `plant.deleted` of the plant (id and version alone), given
+	// whether or not the plant had the tag before (the log keeps the
+	// plant after each change, not its tag before it): a follower
+	// mirroring the tag ignores a deletion of a plant it does not
+	// hold. A plant updated into the tag arrives as `plant.updated`.
+	// Given at most once.
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// Types Only the changes of these types, comma-separated, each at most
+	// once (for example `plant.created,plant.deleted`); with `tag`,
+	// the types as the tag filter gives them. Given at most once.
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
 
 	// Limit The most changes in the page (or in one write of a stream): from
 	// 1 to 1000, default 100. A value outside that range is refused
@@ -613,7 +634,14 @@ type ClientInterface interface {
 	// `Last-Event-ID` when given (an EventSource resuming), else after
 	// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 	// while idle, and ends when the server shuts down (reconnect with
-	// the last event's id). `wait` does not apply to a stream. A
+	// the last event's id). `wait` does not apply to a stream.
+	// `tag` and `types` filter the feed (see docs/changes.md): a tag
+	// filter gives a change that may take a plant out of the tag as that
+	// plant's `plant.deleted`; a filtered page's or long poll's `next` is
+	// the cursor of the last change read, given or not, and a filtered
+	// stream sends a `bookmark` event when it has read past changes it
+	// did not give, and a `bookmark` instead of each heartbeat, so that
+	// a follower whose filter is quiet keeps up with the log. A
 	// stream or a waiting request holds none of the server's
 	// concurrent requests (`--max-concurrent-requests`) but one of the
 	// followers' places: a token may have `--max-followers-per-token`
@@ -775,7 +803,14 @@ func (c *Client) CreatePlant(ctx context.Context, body CreatePlantJSONRequestBod
 // `Last-Event-ID` when given (an EventSource resuming), else after
 // `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 // while idle, and ends when the server shuts down (reconnect with
-// the last event's id). `wait` does not apply to a stream. A
+// the last event's id). `wait` does not apply to a stream.
+// `tag` and `types` filter the feed (see docs/changes.md): a tag
+// filter gives a change that may take a plant out of the tag as that
+// plant's `plant.deleted`; a filtered page's or long poll's `next` is
+// the cursor of the last change read, given or not, and a filtered
+// stream sends a `bookmark` event when it has read past changes it
+// did not give, and a `bookmark` instead of each heartbeat, so that
+// a follower whose filter is quiet keeps up with the log. A
 // stream or a waiting request holds none of the server's
 // concurrent requests (`--max-concurrent-requests`) but one of the
 // followers' places: a token may have `--max-followers-per-token`
@@ -1069,6 +1104,30 @@ func NewListChangesRequest(server string, params *ListChangesParams) (*http.Requ
 		if params.After != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -1447,7 +1506,14 @@ type ClientWithResponsesInterface interface {
 	// `Last-Event-ID` when given (an EventSource resuming), else after
 	// `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 	// while idle, and ends when the server shuts down (reconnect with
-	// the last event's id). `wait` does not apply to a stream. A
+	// the last event's id). `wait` does not apply to a stream.
+	// `tag` and `types` filter the feed (see docs/changes.md): a tag
+	// filter gives a change that may take a plant out of the tag as that
+	// plant's `plant.deleted`; a filtered page's or long poll's `next` is
+	// the cursor of the last change read, given or not, and a filtered
+	// stream sends a `bookmark` event when it has read past changes it
+	// did not give, and a `bookmark` instead of each heartbeat, so that
+	// a follower whose filter is quiet keeps up with the log. A
 	// stream or a waiting request holds none of the server's
 	// concurrent requests (`--max-concurrent-requests`) but one of the
 	// followers' places: a token may have `--max-followers-per-token`
@@ -2501,7 +2567,14 @@ func (c *ClientWithResponses) CreatePlantWithResponse(ctx context.Context, body 
 // `Last-Event-ID` when given (an EventSource resuming), else after
 // `after`; it sends a comment line (`: heartbeat`) every 15 seconds
 // while idle, and ends when the server shuts down (reconnect with
-// the last event's id). `wait` does not apply to a stream. A
+// the last event's id). `wait` does not apply to a stream.
+// `tag` and `types` filter the feed (see docs/changes.md): a tag
+// filter gives a change that may take a plant out of the tag as that
+// plant's `plant.deleted`; a filtered page's or long poll's `next` is
+// the cursor of the last change read, given or not, and a filtered
+// stream sends a `bookmark` event when it has read past changes it
+// did not give, and a `bookmark` instead of each heartbeat, so that
+// a follower whose filter is quiet keeps up with the log. A
 // stream or a waiting request holds none of the server's
 // concurrent requests (`--max-concurrent-requests`) but one of the
 // followers' places: a token may have `--max-followers-per-token`

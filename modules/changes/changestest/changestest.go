@@ -39,6 +39,8 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"WaitClosesAtTheNextCommit", testWaitClosesAtTheNextCommit},
 		{"PrunedCursorsAreGone", testPrunedCursorsAreGone},
 		{"CursorsOfAnotherHistoryAreRefused", testCursorsOfAnotherHistoryAreRefused},
+		{"FilteredHistoryIsTheHistoryRestricted", testFilteredHistoryIsTheHistoryRestricted},
+		{"HeadIsWhereNowStarts", testHeadIsWhereNowStarts},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open(t)) })
 	}
