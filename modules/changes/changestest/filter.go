@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/plantstore/plantstore/modules/changes"
@@ -19,7 +20,7 @@ import (
 // the writes made filtered, change for change, and a mirror of a tag built
 // from it holds exactly the store's plants of that tag.
 func testFilteredHistoryIsTheHistoryRestricted(t *testing.T, s Subject) {
-	rng := rand.New(rand.NewPCG(40, 2))
+	rng := rand.New(rand.NewPCG(40, 2)) //nolint:gosec // G404: a seeded sequence, the same on every run, not a secret
 	tags := []*string{nil, plant.StringPtr("a"), plant.StringPtr("b"), plant.StringPtr("")}
 	stored := map[int64]plant.Plant{}
 	var made []changes.Record // the changes the writes made: kind and plant, as a record carries them
@@ -116,7 +117,11 @@ func restrict(f changes.Filter, c changes.Record) (changes.Record, bool) {
 }
 
 func spellFilter(f changes.Filter) string {
-	s := "types " + fmt.Sprint(f.Kinds)
+	types := make([]string, len(f.Kinds))
+	for i, k := range f.Kinds {
+		types[i] = k.String()
+	}
+	s := "types [" + strings.Join(types, " ") + "]"
 	if f.Tag != nil {
 		s = "tag " + fmt.Sprintf("%q ", *f.Tag) + s
 	}
