@@ -52,8 +52,9 @@ type Event struct {
 
 // FollowOptions tune Follow.
 type FollowOptions struct {
-	// Tag, unless nil, follows only the plants with exactly this tag: a
-	// plant leaving it is Removed, a plant entering it Added.
+	// Tag, unless nil, follows only the plants with exactly this tag (not
+	// empty: the feed refuses it): a plant leaving it is Removed, a plant
+	// entering it Added.
 	Tag *string
 	// Types, unless empty, keeps only the feed's changes of these types
 	// (PlantCreated, PlantUpdated, PlantDeleted). The copy then equals the
