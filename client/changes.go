@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/plantstore/plantstore/client/internal/gen"
@@ -47,6 +48,13 @@ type ChangesOptions struct {
 	// MaxBackoff caps the wait between attempts after a failure; 0 for
 	// 30 s.
 	MaxBackoff time.Duration
+	// Tag, unless nil, keeps the changes of the plants with exactly this
+	// tag: a plant leaving the tag (an update to another tag, a delete)
+	// comes as a plant.deleted of it.
+	Tag *string
+	// Types, unless empty, keeps the changes of these types (PlantCreated,
+	// PlantUpdated, PlantDeleted), each at most once.
+	Types []string
 }
 
 // Defaults of ChangesOptions.
@@ -87,6 +95,10 @@ func (c *Client) Changes(ctx context.Context, after string, opts ChangesOptions)
 	params := gen.ListChangesParams{Wait: new(wait.String())}
 	if opts.Limit != 0 {
 		params.Limit = new(int32(min(opts.Limit, 1<<30))) //nolint:gosec // G115: clamped
+	}
+	params.Tag = opts.Tag
+	if len(opts.Types) != 0 {
+		params.Types = new(strings.Join(opts.Types, ","))
 	}
 	return func(yield func(Change, error) bool) {
 		cursor := after

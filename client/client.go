@@ -6,6 +6,14 @@
 // errors.Is and errors.As, retries that honour Retry-After, and an
 // iterator over every plant.
 //
+// To keep a copy of the plants (or of one tag's) up to date, use Follow:
+// it lists them, follows the change feed from the listing's cursor, and
+// when the cursor is gone (the follower fell behind the server's retention,
+// or the store was restored) lists again by itself, handing over only the
+// difference. The caller applies its events (Added, Changed, Removed) and
+// is told InSync when its copy equals the store. Changes is the feed
+// itself, for callers that want each change and handle ErrCursorGone.
+//
 // Every call takes a context. For W3C trace propagation pass an
 // instrumented transport (otelhttp.NewTransport, say) with WithHTTPClient:
 // the client sends each request with the caller's context, so the

@@ -38,9 +38,36 @@ func Example() {
 	}
 }
 
-// Keep a copy of every plant: list them, then follow the change feed from
-// the first page's cursor; list again when the cursor falls out of the
-// server's retention window.
+// Keep a copy of the plants tagged "tropical" equal to the store's: Follow
+// lists, follows the change feed and starts over by itself when its cursor
+// is gone; the caller only applies the events.
+func ExampleClient_Follow() {
+	ctx := context.Background()
+	c, err := client.New("http://127.0.0.1:8080", client.WithToken("dev-token"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	tag := "tropical"
+	plants := map[int64]client.Plant{}
+	for ev, err := range c.Follow(ctx, client.FollowOptions{Tag: &tag}) {
+		if err != nil {
+			log.Fatal(err) // ctx ended, or the server refused for good
+		}
+		switch ev.Kind {
+		case client.Added, client.Changed:
+			plants[ev.Plant.ID] = ev.Plant
+		case client.Removed:
+			delete(plants, ev.Plant.ID)
+		case client.InSync:
+			fmt.Println(len(plants), "tropical plants, as the store holds them")
+		}
+	}
+}
+
+// The same by hand, for a caller that needs the feed's changes themselves:
+// list the plants, then follow the change feed from the first page's
+// cursor; list again when the cursor falls out of the server's retention
+// window.
 func ExampleClient_Changes() {
 	ctx := context.Background()
 	c, err := client.New("http://127.0.0.1:8080", client.WithToken("dev-token"))

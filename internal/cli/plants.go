@@ -72,6 +72,7 @@ type plantsFlags struct {
 	afterID            int64         // list
 	after              string        // watch
 	wait               time.Duration // watch
+	types              string        // watch
 }
 
 // newPlantsFlags defines the flags of `plantstore plants verb`; nil for an
@@ -100,6 +101,8 @@ func newPlantsFlags(verb string, getenv func(string) string) (*flag.FlagSet, *pl
 	case "watch":
 		fs.StringVar(&f.after, "after", "", "print the changes after this cursor (a printed line's); default: from now")
 		fs.DurationVar(&f.wait, "wait", client.DefaultChangesWait, "how long each request waits for a change (at most 60s)")
+		fs.StringVar(&f.tag, "tag", "", "only the changes of the plants with exactly this tag (one leaving it comes as plant.deleted)")
+		fs.StringVar(&f.types, "types", "", "only the changes of these types, comma-separated: plant.created, plant.updated, plant.deleted")
 	}
 	f.register(fs, getenv)
 	switch verb {
@@ -158,10 +161,12 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 		if len(positional) != 0 {
 			return usageError(stdio.Stderr, cmd, errors.New("takes no arguments"))
 		}
-		if err := checkWatchFlags(f); err != nil {
+		types, err := checkWatchFlags(f, tagPtr)
+		if err != nil {
 			return usageError(stdio.Stderr, cmd, err)
 		}
-		return done(stdio, cmd, watch(ctx, api, f.after, f.wait, stdio.Stdout))
+		opts := client.ChangesOptions{Wait: f.wait, Tag: tagPtr, Types: types}
+		return done(stdio, cmd, watch(ctx, api, f.after, opts, stdio.Stdout))
 	}
 	if verb == "list" {
 		if len(positional) != 0 {

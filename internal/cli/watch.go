@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,11 +13,15 @@ import (
 )
 
 // watchSynopsis is `plants watch`'s usage.
-const watchSynopsis = "plantstore plants watch [--after CURSOR] [--wait 30s] [flags]\n\n" +
+const watchSynopsis = "plantstore plants watch [--after CURSOR] [--wait 30s] [--tag TAG] [--types TYPE,...] [flags]\n\n" +
 	"Prints each change of the plants as it commits, one JSON object a line (NDJSON),\n" +
 	"until interrupted. Without --after it starts from now; each line's cursor given\n" +
-	"to --after resumes after that change. A cursor older than the server's retention\n" +
-	"fails (410): list the plants again and watch from now."
+	"to --after resumes after that change (give the same --tag and --types again).\n" +
+	"--tag keeps the changes of the plants with exactly that tag: a plant updated out\n" +
+	"of it, or deleted, comes as plant.deleted. --types keeps the changes of the types\n" +
+	"listed (plant.created, plant.updated, plant.deleted; with --tag, the types as the\n" +
+	"tag gives them). A cursor older than the server's retention fails (410): list\n" +
+	"the plants again and watch from now."
 
 // maxWatchWait is the longest long poll the server accepts.
 const maxWatchWait = 60 * time.Second
@@ -34,10 +39,10 @@ type change struct {
 // timestampLayout is the feed's: UTC with exactly three fractional digits.
 const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// watch is `plants watch`: it follows the change feed from after (from the
-// newest change when ""), printing each change as a line, until ctx ends
+// watch is `plants watch`: it follows the change feed (filtered as opts
+// say) from after (from the newest change when ""), printing each change as a line, until ctx ends
 // (an interrupt: a clean stop, exit 0) or the feed fails for good.
-func watch(ctx context.Context, api *client.Client, after string, wait time.Duration, stdout io.Writer) error {
+func watch(ctx context.Context, api *client.Client, after string, opts client.ChangesOptions, stdout io.Writer) error {
 	if after == "" {
 		page, err := api.List(ctx, client.ListOptions{Limit: 1})
 		if err != nil {
@@ -49,7 +54,7 @@ func watch(ctx context.Context, api *client.Client, after string, wait time.Dura
 		after = page.ChangesCursor
 	}
 	enc := newEncoder(stdout)
-	for ch, err := range api.Changes(ctx, after, client.ChangesOptions{Wait: wait}) {
+	for ch, err := range api.Changes(ctx, after, opts) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -68,16 +73,35 @@ func watch(ctx context.Context, api *client.Client, after string, wait time.Dura
 	return nil
 }
 
-// checkWatchFlags refuses what watch cannot do.
-func checkWatchFlags(f *plantsFlags) error {
+// checkWatchFlags refuses what watch cannot do, and returns --types as a
+// list (nil when not given). tag is --tag, nil when not given.
+func checkWatchFlags(f *plantsFlags, tag *string) ([]string, error) {
 	if f.wait <= 0 || f.wait > maxWatchWait {
-		return fmt.Errorf("--wait %v: want more than 0s and at most %v", f.wait, maxWatchWait)
+		return nil, fmt.Errorf("--wait %v: want more than 0s and at most %v", f.wait, maxWatchWait)
 	}
 	if f.after != "" && !isCursor(f.after) {
-		return fmt.Errorf("--after %q: not a cursor (the \"cursor\" of a line watch printed)", f.after)
+		return nil, fmt.Errorf("--after %q: not a cursor (the \"cursor\" of a line watch printed)", f.after)
 	}
-	return nil
+	if tag != nil && *tag == "" {
+		return nil, errors.New("--tag '': want a tag (the feed follows no empty tag)")
+	}
+	if f.types == "" {
+		return nil, nil
+	}
+	types := strings.Split(f.types, ",")
+	for i, t := range types {
+		if !slices.Contains(feedTypes, t) {
+			return nil, fmt.Errorf("--types %q: %q is not one of %s", f.types, t, strings.Join(feedTypes, ", "))
+		}
+		if slices.Contains(types[:i], t) {
+			return nil, fmt.Errorf("--types %q: %s given twice", f.types, t)
+		}
+	}
+	return types, nil
 }
+
+// feedTypes are the change types --types takes.
+var feedTypes = []string{client.PlantCreated, client.PlantUpdated, client.PlantDeleted}
 
 // isCursor reports whether s has a cursor's form: 32 characters of
 // base64url. What it stands for is the server's to say.

@@ -178,6 +178,46 @@ func TestWatchCursorGone(t *testing.T) {
 	}
 }
 
+// TestWatchFilters: with --tag and --types, watch prints exactly the
+// changes that match both, as the feed gives them.
+func TestWatchFilters(t *testing.T) {
+	store := memstore.New()
+	ctx := context.Background()
+	srv, polled := newWatchServer(t, store)
+	w := startWatch(t, srv, "--wait", "2s", "--tag", "x", "--types", "plant.created")
+	<-polled
+	x, y := plant.StringPtr("x"), plant.StringPtr("y")
+	for _, write := range []func() error{
+		func() error { _, err := store.Create(ctx, plant.Plant{ID: 1, Name: "fern", Tag: x}); return err }, // v1: printed
+		func() error { _, err := store.Create(ctx, plant.Plant{ID: 2, Name: "ivy", Tag: y}); return err },  // v2: another tag
+		func() error { return store.Replace(ctx, plant.Plant{ID: 1, Name: "fern 2", Tag: x}, nil) },        // v3: an update
+		func() error { _, err := store.Create(ctx, plant.Plant{ID: 3, Name: "moss"}); return err },         // v4: untagged
+		func() error { _, err := store.Create(ctx, plant.Plant{ID: 4, Name: "sage", Tag: x}); return err }, // v5: printed
+		func() error { return store.Delete(ctx, 1) },                                                       // v6: a delete
+		func() error { _, err := store.Create(ctx, plant.Plant{ID: 5, Name: "rue", Tag: x}); return err },  // v7: printed
+	} {
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := wantLines(t, srv, changes.Cursor{History: store.History()})
+	if len(all) != 7 {
+		t.Fatalf("the feed: %q", all)
+	}
+	for _, want := range []string{all[0], all[4], all[6]} {
+		if got := w.next(t); got != want {
+			t.Fatalf("printed %q, want %q", got, want)
+		}
+	}
+	w.stop()
+	if rest, _ := io.ReadAll(w.lines); len(rest) != 0 {
+		t.Fatalf("then printed %q", rest)
+	}
+	if code := <-w.ended; code != 0 || w.stderr.String() != "" {
+		t.Fatalf("interrupted: exit %d, stderr %q; want 0 and nothing", code, w.stderr)
+	}
+}
+
 // TestWatchUsageErrors: a bad flag is one line and exit 2, before any
 // request.
 func TestWatchUsageErrors(t *testing.T) {
@@ -187,7 +227,11 @@ func TestWatchUsageErrors(t *testing.T) {
 		"-o table":   "unknown flag --o (see plantstore plants watch --help)",
 		"--after 17": `--after "17": not a cursor (the "cursor" of a line watch printed)`,
 		"--after AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA+Q": `--after "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA+Q": not a cursor (the "cursor" of a line watch printed)`,
-		"5": "takes no arguments",
+		"5":                                   "takes no arguments",
+		"--types plant.eaten":                 `--types "plant.eaten": "plant.eaten" is not one of plant.created, plant.updated, plant.deleted`,
+		"--types plant.created,":              `--types "plant.created,": "" is not one of plant.created, plant.updated, plant.deleted`,
+		"--types plant.deleted,plant.deleted": `--types "plant.deleted,plant.deleted": plant.deleted given twice`,
+		"--tag=":                              "--tag '': want a tag (the feed follows no empty tag)",
 	} {
 		var stdout, stderr bytes.Buffer
 		full := append([]string{"watch", "--url", "http://127.0.0.1:1", "--token", "secret-token"}, strings.Fields(args)...)
