@@ -20,8 +20,11 @@ const (
 	// Removed: the plant is gone (deleted, or out of the followed tag);
 	// drop it. Only its ID is set.
 	Removed
-	// InSync: the copy, with every event before applied, equals the store
-	// as of one moment: after the first listing and after each start over.
+	// InSync: the copy, with every event before applied, holds what a
+	// listing read: after the first listing and after each start over. A
+	// listing reads page after page, so while writers run it may mix
+	// moments; the changes that follow (from the listing's first cursor)
+	// bring the copy up to date.
 	InSync
 )
 
@@ -76,8 +79,10 @@ type FollowOptions struct {
 // behind the server's retention, or the store was restored), it starts
 // over by itself: it lists again and yields only the difference from what
 // it yielded before, then InSync again. A caller that applies every event
-// to its copy holds, at each InSync, what the store held at one moment,
-// and follows it from then on.
+// to its copy holds, at each InSync, what the listing read, and with the
+// changes that follow, what the store holds: the feed starts at the
+// listing's first cursor, so every change made while the listing ran is
+// given after it.
 //
 // Follow ends when the caller stops, ctx ends (its error is yielded) or
 // the server refuses for good (a token without plants:read, a bad filter:
