@@ -1,6 +1,10 @@
 package httpserver
 
-import "github.com/plantstore/plantstore/modules/httpserver/httpapi"
+import (
+	"time"
+
+	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
+)
 
 // Limits are the listeners' limits (httpapi.Limits, where the modules that
 // need them find them).
@@ -14,38 +18,25 @@ var DefaultLimits = httpapi.DefaultLimits
 // a Config built in code (tests, other programs) is never unlimited.
 func withDefaults(l Limits) Limits {
 	d := DefaultLimits
-	if l.ReadHeaderTimeout <= 0 {
-		l.ReadHeaderTimeout = d.ReadHeaderTimeout
-	}
-	if l.ReadTimeout <= 0 {
-		l.ReadTimeout = d.ReadTimeout
-	}
-	if l.WriteTimeout <= 0 {
-		l.WriteTimeout = d.WriteTimeout
-	}
-	if l.IdleTimeout <= 0 {
-		l.IdleTimeout = d.IdleTimeout
-	}
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if l.MaxConcurrentRequests <= 0 {
-		l.MaxConcurrentRequests = d.MaxConcurrentRequests
-	}
-	if l.MaxFollowers <= 0 {
-		l.MaxFollowers = d.MaxFollowers
-	}
-	if l.MaxFollowersPerCaller <= 0 {
-		l.MaxFollowersPerCaller = d.MaxFollowersPerCaller
-	}
-	if l.MaxImports <= 0 {
-		l.MaxImports = d.MaxImports
-	}
-	if l.MaxImportsPerCaller <= 0 {
-		l.MaxImportsPerCaller = d.MaxImportsPerCaller
-	}
+	orDefault(&l.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	orDefault(&l.ReadTimeout, d.ReadTimeout)
+	orDefault(&l.WriteTimeout, d.WriteTimeout)
+	orDefault(&l.IdleTimeout, d.IdleTimeout)
+	orDefault(&l.MaxHeaderBytes, d.MaxHeaderBytes)
+	orDefault(&l.MaxConcurrentRequests, d.MaxConcurrentRequests)
+	orDefault(&l.MaxFollowers, d.MaxFollowers)
+	orDefault(&l.MaxFollowersPerCaller, d.MaxFollowersPerCaller)
+	orDefault(&l.MaxImports, d.MaxImports)
+	orDefault(&l.MaxImportsPerCaller, d.MaxImportsPerCaller)
 	if l.MaxConnections <= 0 {
-		l.MaxConnections = DefaultMaxConnections()
+		l.MaxConnections = DefaultMaxConnections() // depends on the process's file limit
 	}
 	return l
+}
+
+// orDefault sets *v to d when *v is zero or negative (unset).
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
