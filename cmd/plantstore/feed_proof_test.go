@@ -209,7 +209,10 @@ func TestFilteredFeedIsTheFeedRestricted(t *testing.T) {
 
 		// The unfiltered history, up to the writes' last change.
 		var all []proofChange
-		for after := start; len(all) < total; {
+		for after, pages := start, 0; len(all) < total; pages++ {
+			if pages == 10000 { // a bound on a hang, far above the pages it takes
+				t.Fatalf("the feed gave %d changes in %d pages, the writers made %d", len(all), pages, total)
+			}
 			page, next := feedPageOf(t, reader, "limit=7&wait=1s&after="+after)
 			all, after = append(all, page...), next
 		}
