@@ -175,7 +175,14 @@ func (rep FeedReport) String() string {
 	} else {
 		fmt.Fprintf(&b, "NOT caught up within %s\n", rep.Follow.Round(100*time.Millisecond))
 	}
-	fmt.Fprintf(&b, "  mirror against the final reads: %d ids compared, %d differ, %d changed after their final read (not compared); cursors out of order: %d; wrong nexts: %d; versions out of order per plant: %d; malformed: %d; not the filter's: %d",
-		rep.Mirror.Compared, len(rep.Mirror.Differ), rep.Mirror.Late, len(rep.Order), len(rep.Next), len(rep.Versions), len(rep.Malformed), len(rep.Filter))
+	against := "the final reads"
+	if rep.Tag != "" {
+		against += " restricted to tag " + rep.Tag
+	}
+	fmt.Fprintf(&b, "  mirror against %s: %d ids compared, %d differ, %d changed after their final read (not compared); cursors out of order: %d; wrong nexts: %d; versions out of order per plant: %d; malformed: %d",
+		against, rep.Mirror.Compared, len(rep.Mirror.Differ), rep.Mirror.Late, len(rep.Order), len(rep.Next), len(rep.Versions), len(rep.Malformed))
+	if rep.Tag != "" {
+		fmt.Fprintf(&b, "; not the filter's: %d", len(rep.Filter))
+	}
 	return b.String()
 }
