@@ -76,14 +76,17 @@ func TestQuietFilterNeverFallsBehind(t *testing.T) {
 	}
 	bookmarks := streamBookmarks(resp)
 
-	polled, streamed := start, start
+	polled, streamed, head := start, start, start
 	for round := range 3 {
 		for i := range 5 {
 			if r := writer.post(t, fmt.Sprintf(`{"id":%d,"name":"fern","tag":"fern"}`, round*10+i)); r.Status != http.StatusOK {
 				t.Fatalf("create = %d %s", r.Status, r.Body)
 			}
 		}
-		head := headOf(t, writer)
+		// The head is the round's fifth change, as the unfiltered feed
+		// gives it: a head read while another transaction (a pruner's)
+		// is open may not show the last create yet.
+		head = shownAfter(t, writer, head, 5)
 		for range 100 { // each poll reads on (pages of 2) to the head, or waits a second for the reader to show it
 			if polled == head {
 				break
@@ -135,6 +138,27 @@ func TestQuietFilterNeverFallsBehind(t *testing.T) {
 	if want := `{"error":410,"message":"the cursor is older than the change log's retention window: list the plants again (GET /plants) and follow the changes from the listing's Plantstore-Changes-Cursor header"}`; r.Status != http.StatusGone || string(r.Body) != want {
 		t.Fatalf("a follower that stopped asking: %d %s, want 410 %s", r.Status, r.Body, want)
 	}
+}
+
+// shownAfter follows the unfiltered feed of s from after ("" for the
+// beginning) until it has given n changes, and returns the last one's
+// cursor: on postgres a change is in the feed once the cluster's older
+// transactions (a pruner's) have ended, and a listing's cursor taken
+// before then would be behind it.
+func shownAfter(t *testing.T, s *testServer, after string, n int) string {
+	t.Helper()
+	for got, pages := 0, 0; got < n; pages++ {
+		if pages == 100 { // a bound on a hang
+			t.Fatalf("%d of %d changes in the feed after %q", got, n, after)
+		}
+		query := "limit=100&wait=1s"
+		if after != "" {
+			query += "&after=" + after
+		}
+		changes, next := feedPageOf(t, s, query)
+		got, after = got+len(changes), next
+	}
+	return after
 }
 
 // sseEvent is an event of a stream: its id and its event type.
@@ -192,6 +216,9 @@ func TestFollowStartsOverAfterAPrune(t *testing.T) {
 	remove := func(id int64) func() error { return func() error { return w.Delete(ctx, id, "") } }
 
 	write(create(1, "fern"), create(2, "ivy"), create(3, "moss"))
+	// Once the reader's feed shows them, its listing's cursor is past
+	// them, and the feed does not give them again after the listing.
+	shownAfter(t, reader, "", 3)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	next, stop := iter.Pull2(c.Follow(followCtx, client.FollowOptions{Wait: 2 * time.Second}))
 	defer func() { stopFollowing(); stop() }()
@@ -239,7 +266,9 @@ func TestFollowStartsOverAfterAPrune(t *testing.T) {
 	// While the follower is away, the retention takes what it has not read.
 	write(remove(2), update(1, "fern", "sun"), create(4, "sage"))
 	agedPast(t, url)
+	pruned := headOf(t, reader) // an empty log's head: the newest change pruned
 	write(create(5, "rue"))
+	shownAfter(t, reader, pruned, 1)
 	want(take(5), "removed 2 (listing)", "changed 1 fern true (listing)", "added 4 sage false (listing)", "added 5 rue false (listing)", "in sync")
 	var store []client.Plant
 	for p, err := range c.All(ctx, client.ListOptions{}) {
