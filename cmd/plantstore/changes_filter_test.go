@@ -11,7 +11,7 @@ import (
 )
 
 // TestChangeFeedFilters runs the feed's filters and after=now in the real
-// app on every store: after=now starts at the listing's head; a tag filter
+// app on every store: a bad filter is a 400 on every form; after=now starts at the listing's head; a tag filter
 // gives a plant's arrival in the tag and its leaving (as a deletion); a
 // follower whose filter matches nothing while other writes run gets a
 // next at the head, and its stream a bookmark there.
@@ -43,6 +43,27 @@ func TestChangeFeedFilters(t *testing.T) {
 			}
 			if r := s.do(t, s.request(t, method, path, testToken, ct, []byte(body))); r.Status/100 != 2 {
 				t.Fatalf("%s %s = %d %s", method, path, r.Status, r.Body)
+			}
+		}
+		// A bad filter is a 400 with the Error body, as a page, a long poll
+		// and a stream alike (each answer validated against the OpenAPI
+		// document).
+		for query, msg := range map[string]string{
+			"tag=":                              `query parameter \"tag\" must not be empty`,
+			"tag=a&tag=a":                       `query parameter \"tag\" is given 2 times; give it at most once`,
+			"types=plant.moved":                 `query parameter \"types\" must list event types from plant.created, plant.updated, plant.deleted, comma-separated, not \"plant.moved\"`,
+			"types=plant.created,plant.created": `query parameter \"types\" lists \"plant.created\" twice`,
+			"types=a,b,c,d":                     `query parameter \"types\" lists 4 types; there are 3: plant.created, plant.updated, plant.deleted`,
+			"tag=a&types=plant.deleted&types=plant.created": `query parameter \"types\" is given 2 times; give it at most once`,
+		} {
+			for _, form := range []struct{ query, accept string }{{"", ""}, {"&wait=30s", ""}, {"", "text/event-stream"}} {
+				req := s.request(t, http.MethodGet, "/plants/changes?"+query+form.query, testToken, "", nil)
+				if form.accept != "" {
+					req.Header.Set("Accept", form.accept)
+				}
+				if r := s.do(t, req); r.Status != http.StatusBadRequest || string(r.Body) != `{"error":400,"message":"`+msg+`"}` {
+					t.Errorf("GET /plants/changes?%s%s (Accept %q) = %d %s, want 400 %s", query, form.query, form.accept, r.Status, r.Body, msg)
+				}
 			}
 		}
 		write(http.MethodPost, "/plants", `{"id":1,"name":"Fern"}`)

@@ -17,7 +17,10 @@ import (
 // polls GET /plants/changes, each call on a replica drawn at random (each
 // replica directly, not through HAProxy, so that every replica's view of
 // the log is held against the others'), resuming from the last page's
-// next. Every page is recorded and checked at the end (feedcheck.go).
+// next. A second follower does the same with a tag filter (feedTag): its
+// mirror is of the plants with the tag, and its nexts move past the
+// changes it was not given (bookmarks). Every page is recorded and checked
+// at the end (feedcheck.go).
 
 const (
 	feedWait  = "1s" // each call's long poll
@@ -25,6 +28,10 @@ const (
 	// feedCatchUpLimit bounds the end's follow: past it the feed is checked
 	// as it is.
 	feedCatchUpLimit = 60 * time.Second
+	// feedTag is the filtered follower's tag: one of the two the workload
+	// moves its plants between (plantFor), so that plants enter and leave
+	// it all through the run.
+	feedTag = "green"
 )
 
 // FeedPage is one page the follower got.
@@ -52,6 +59,7 @@ type feedFollower struct {
 	client      *http.Client
 	history     *History
 	rng         *rand.Rand
+	tag         string // the tag filter, "" for every change
 
 	mu      sync.Mutex
 	pages   []FeedPage
@@ -60,9 +68,15 @@ type feedFollower struct {
 	failure string // an answer that ends the following (a 410), "" if none
 }
 
-func newFeedFollower(replicas []*Replica, h *History, seed uint64) *feedFollower {
-	f := &feedFollower{client: &http.Client{Timeout: 15 * time.Second}, history: h,
-		rng: rand.New(rand.NewPCG(seed, 0x66656564))} // the follower's own stream
+// newFeedFollower follows the feed of replicas with a tag filter, or of
+// every change when tag is "".
+func newFeedFollower(replicas []*Replica, h *History, seed uint64, tag string) *feedFollower {
+	stream := uint64(0x66656564) // the follower's own stream
+	if tag != "" {
+		stream = 0x74616766656564
+	}
+	f := &feedFollower{client: &http.Client{Timeout: 15 * time.Second}, history: h, tag: tag,
+		rng: rand.New(rand.NewPCG(seed, stream))}
 	for _, r := range replicas {
 		f.names = append(f.names, r.Name)
 		f.urls = append(f.urls, "http://127.0.0.1:"+strconv.Itoa(r.APIPort))
@@ -106,9 +120,9 @@ func (f *feedFollower) catchUp(ctx context.Context, done func([]FeedPage) bool) 
 func followToEnd(ctx context.Context, f *feedFollower, reads map[int64]finalRead, wall func(time.Duration) time.Time) FeedReport {
 	took, caughtUp := time.Duration(0), false
 	if _, failure := f.state(); failure == "" {
-		took, caughtUp = f.catchUp(ctx, func(pages []FeedPage) bool { return checkFeed(pages, reads, wall).complete() })
+		took, caughtUp = f.catchUp(ctx, func(pages []FeedPage) bool { return checkFeed(pages, reads, wall, f.tag).complete() })
 	}
-	rep := checkFeed(f.Pages(), reads, wall)
+	rep := checkFeed(f.Pages(), reads, wall, f.tag)
 	rep.Retried, rep.Failure = f.state()
 	rep.CaughtUp, rep.Follow = caughtUp, took
 	return rep
@@ -125,6 +139,9 @@ func (f *feedFollower) call(ctx context.Context) (int, bool) {
 	q := url.Values{"limit": {strconv.Itoa(feedLimit)}, "wait": {feedWait}}
 	if after != "" {
 		q.Set("after", after)
+	}
+	if f.tag != "" {
+		q.Set("tag", f.tag)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.urls[i]+"/plants/changes?"+q.Encode(), nil)
 	if err != nil {

@@ -3,6 +3,7 @@ package chaos
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestCheckFeed(t *testing.T) {
 	}
 
 	t.Run("clean", func(t *testing.T) {
-		rep := checkFeed(clean, reads, wallOf)
+		rep := checkFeed(clean, reads, wallOf, "")
 		if rep.Pages != 5 || rep.Changes != 6 || rep.Mirror.Compared != 2 || !rep.complete() {
 			t.Fatalf("report %+v, want 5 pages, 6 changes, 2 ids compared, complete", rep)
 		}
@@ -78,7 +79,7 @@ func TestCheckFeed(t *testing.T) {
 	t.Run("a cursor steps back", func(t *testing.T) {
 		back := feedChange(typeDeleted, Plant{ID: 1}, 11, 3, 21*ms) // before c6's transaction
 		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, c2, c6), page(c6.Cursor, back, c4)}
-		rep := checkFeed(pages, reads, wallOf)
+		rep := checkFeed(pages, reads, wallOf, "")
 		want := []string{"id 1: cursor " + back.Cursor + " steps back from " + c6.Cursor + " (page 2 from r0)"}
 		if !slices.Equal(rep.Order, want) {
 			t.Fatalf("order %q, want %q", rep.Order, want)
@@ -93,7 +94,7 @@ func TestCheckFeed(t *testing.T) {
 		b[7] = 8 // another store's, or a restored copy's after a restore it was not told of
 		other.Cursor = base64.RawURLEncoding.EncodeToString(b)
 		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, c2, c6), page(c6.Cursor, c3, other)}
-		rep := checkFeed(pages, reads, wallOf)
+		rep := checkFeed(pages, reads, wallOf, "")
 		want := "id 1: cursor " + other.Cursor + " of another history than " + c3.Cursor + " (page 2 from r0)"
 		if !slices.Contains(rep.Malformed, want) {
 			t.Fatalf("malformed %q, want %q among them", rep.Malformed, want)
@@ -102,7 +103,7 @@ func TestCheckFeed(t *testing.T) {
 	t.Run("a cursor again", func(t *testing.T) {
 		pages := slices.Clone(clean)
 		pages[3] = page(c2.Cursor, c6, c3, c4) // resumed from an older next: c6 again
-		rep := checkFeed(pages, reads, wallOf)
+		rep := checkFeed(pages, reads, wallOf, "")
 		want := []string{"id 2: cursor " + c6.Cursor + " again (page 3 from r0)"}
 		if !slices.Equal(rep.Order, want) {
 			t.Fatalf("order %q, want %q", rep.Order, want)
@@ -114,7 +115,7 @@ func TestCheckFeed(t *testing.T) {
 	t.Run("a plant's older change after its newer one", func(t *testing.T) {
 		old := feedChange(typeUpdated, q, 13, 1, 21*ms) // id 1's version 1, after its version 2
 		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, c2, c6, old)}
-		rep := checkFeed(pages, reads, wallOf)
+		rep := checkFeed(pages, reads, wallOf, "")
 		want := []string{"id 1: version 1 after version 2 (cursor " + old.Cursor + ")"}
 		if !slices.Equal(rep.Versions, want) || len(rep.Order) != 0 {
 			t.Fatalf("versions %q, order %q; want %q, none", rep.Versions, rep.Order, want)
@@ -123,7 +124,7 @@ func TestCheckFeed(t *testing.T) {
 	t.Run("a page's next", func(t *testing.T) {
 		pages := slices.Clone(clean)
 		pages[2].Next = c2.Cursor // an empty page must give its after back
-		rep := checkFeed(pages, reads, wallOf)
+		rep := checkFeed(pages, reads, wallOf, "")
 		if len(rep.Next) != 1 || !strings.HasPrefix(rep.Next[0], "page 2 from r0 after ") {
 			t.Fatalf("next %q", rep.Next)
 		}
@@ -131,7 +132,7 @@ func TestCheckFeed(t *testing.T) {
 	t.Run("the mirror is not the final read", func(t *testing.T) {
 		pages := slices.Clone(clean)
 		pages[3] = page(c6.Cursor, c3) // c4, id 1's create, never came
-		rep := checkFeed(pages, reads, wallOf)
+		rep := checkFeed(pages, reads, wallOf, "")
 		want := []string{"id 1: final read p1-0/green, the feed's mirror has absent (newest change plant.deleted version 3)"}
 		if !slices.Equal(rep.Mirror.Differ, want) || rep.complete() {
 			t.Fatalf("mirror differs %q, want %q", rep.Mirror.Differ, want)
@@ -144,9 +145,99 @@ func TestCheckFeed(t *testing.T) {
 		bad := c4
 		bad.Cursor = "not-a-cursor"
 		pages := []FeedPage{page("", c1, c5), page(c5.Cursor, bad)}
-		rep := checkFeed(pages, reads, wallOf)
+		rep := checkFeed(pages, reads, wallOf, "")
 		if len(rep.Malformed) != 1 || !strings.HasPrefix(rep.Malformed[0], `id 1: cursor "not-a-cursor"`) {
 			t.Fatalf("malformed %q", rep.Malformed)
+		}
+	})
+}
+
+// TestCheckTagFeed: a tag filter's follow passes when every plant it gives
+// has the tag (one leaving it given as a deletion), its nexts never step
+// behind its last change (a bookmark's next is past it), and its mirror
+// gives the final reads restricted to the tag; a plant of another tag, a
+// next behind, and a mirror that is not the restricted reads are each
+// found.
+func TestCheckTagFeed(t *testing.T) {
+	ms := time.Millisecond
+	ops, p, q, r := eventHistory()
+	reads := finalReads(ops)
+	if p.Tag != "green" || r.Tag != "green" {
+		t.Fatalf("the history's plants are %+v and %+v, want both green", p, r)
+	}
+	// As the filter gives them: a change that leaves a plant out of the
+	// tag is its deletion.
+	tagged := func(c FeedChange) FeedChange {
+		if c.Plant != nil && c.Plant.Tag != "green" {
+			c.Type, c.Plant = typeDeleted, nil
+		}
+		return c
+	}
+	c1 := feedChange(typeCreated, p, 10, 1, ms)
+	c5 := feedChange(typeCreated, r, 10, 5, ms)
+	c2 := tagged(feedChange(typeUpdated, q, 11, 2, 11*ms))
+	c6 := feedChange(typeDeleted, Plant{ID: 2}, 12, 6, 11*ms)
+	c3 := feedChange(typeDeleted, Plant{ID: 1}, 13, 3, 21*ms)
+	c4 := feedChange(typeCreated, p, 14, 4, 31*ms)
+	bookmark := FeedPage{Replica: "r1", After: c4.Cursor, Next: cursorOf(15, 7)} // a change of another tag read, not given
+	clean := []FeedPage{
+		page("", c1, c5),
+		page(c5.Cursor, c2, c6),
+		page(c6.Cursor),
+		page(c6.Cursor, c3, c4),
+		bookmark,
+		page(bookmark.Next),
+	}
+	violations := func(rep FeedReport) []string {
+		c := &Cluster{}
+		rep.violate(c)
+		return c.Violations()
+	}
+
+	t.Run("clean", func(t *testing.T) {
+		rep := checkFeed(clean, reads, wallOf, "green")
+		if rep.Pages != 6 || rep.Changes != 6 || rep.Mirror.Compared != 2 || !rep.complete() {
+			t.Fatalf("report %+v, want 6 pages, 6 changes, 2 ids compared, complete", rep)
+		}
+		if v := violations(rep); len(v) != 0 {
+			t.Fatalf("violations %q", v)
+		}
+		// Unfiltered, the bookmark's next is wrong.
+		if rep := checkFeed(clean, reads, wallOf, ""); len(rep.Next) != 1 {
+			t.Fatalf("unfiltered, the nexts found wrong: %q, want the bookmark's", rep.Next)
+		}
+	})
+	t.Run("a plant of another tag", func(t *testing.T) {
+		red := feedChange(typeCreated, Plant{ID: 2, Name: "p2-0", Tag: "red"}, 10, 5, ms)
+		pages := slices.Clone(clean)
+		pages[0] = page("", c1, red)
+		rep := checkFeed(pages, reads, wallOf, "green")
+		want := []string{`id 2: plant.created of a plant tagged "red" at ` + red.Cursor}
+		if !slices.Equal(rep.Filter, want) {
+			t.Fatalf("filter %q, want %q", rep.Filter, want)
+		}
+		if v := violations(rep); len(v) != 1 || !strings.HasPrefix(v[0], "change feed, tag green: a change the tag filter does not give: id 2:") {
+			t.Fatalf("violations %q", v)
+		}
+	})
+	t.Run("a next behind its last change", func(t *testing.T) {
+		pages := slices.Clone(clean)
+		pages[3].Next = c3.Cursor
+		rep := checkFeed(pages, reads, wallOf, "green")
+		want := []string{"page 3 from r0 after " + `"` + c6.Cursor + `": next "` + c3.Cursor + `", before "` + c4.Cursor + `"`}
+		if !slices.Equal(rep.Next, want) {
+			t.Fatalf("next %q, want %q", rep.Next, want)
+		}
+	})
+	t.Run("the mirror is not the restricted reads", func(t *testing.T) {
+		moved := maps.Clone(reads)
+		f := moved[1]
+		f.Plant.Tag = "red" // read back with another tag: absent from the tag's mirror
+		moved[1] = f
+		rep := checkFeed(clean, moved, wallOf, "green")
+		want := []string{"id 1: final read absent, the tag green feed's mirror has p1-0/green (newest change plant.created version 4)"}
+		if !slices.Equal(rep.Mirror.Differ, want) || rep.complete() {
+			t.Fatalf("mirror differs %q, want %q", rep.Mirror.Differ, want)
 		}
 	})
 }

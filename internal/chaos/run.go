@@ -44,6 +44,7 @@ type Result struct {
 	Webhooks   WebhookReport
 	Events     EventReport // the envelope endpoint's, when Webhooks.Envelopes is set
 	Feed       FeedReport
+	TagFeed    FeedReport  // the tag filter's follower's (feedTag)
 	Cross      CrossReport // the feed's changes against the envelopes
 	Survivor   SurvivorReport
 	Violations []string
@@ -169,9 +170,11 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	loadDone := make(chan struct{})
 	go func() { w.Run(loadCtx, c.History); close(loadDone) }()
-	feed := newFeedFollower(c.Replicas, c.History, cfg.Seed)
-	stopFeed, feedDone := make(chan struct{}), make(chan struct{})
+	feed := newFeedFollower(c.Replicas, c.History, cfg.Seed, "")
+	tagFeed := newFeedFollower(c.Replicas, c.History, cfg.Seed, feedTag)
+	stopFeed, feedDone, tagFeedDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() { feed.follow(ctx, stopFeed); close(feedDone) }()
+	go func() { tagFeed.follow(ctx, stopFeed); close(tagFeedDone) }()
 
 	logf("load: %d clients on %d ids at a time, each in use for %s; faults begin", cfg.Clients, cfg.IDs, win.Life())
 	deadline := time.Now().Add(cfg.Duration)
@@ -182,6 +185,7 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	loadEnd := time.Now()
 	close(stopFeed)
 	<-feedDone
+	<-tagFeedDone
 	if nemesisErr != nil {
 		c.Violate("the cluster did not recover: %v", nemesisErr)
 	}
@@ -201,7 +205,7 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 	ops := c.History.Ops()
 	reads := finalReads(ops)
 	var events EventReport
-	feedReport := FeedReport{}
+	feedReport, tagFeedReport := FeedReport{}, FeedReport{Tag: feedTag}
 	var cross CrossReport
 	if nemesisErr == nil {
 		if cfg.Webhooks != nil && cfg.Webhooks.Envelopes != nil {
@@ -212,6 +216,9 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		logf("following the change feed to its end")
 		feedReport = followToEnd(ctx, feed, reads, c.History.Wall)
 		feedReport.violate(c)
+		logf("following the change feed of tag %s to its end", feedTag)
+		tagFeedReport = followToEnd(ctx, tagFeed, reads, c.History.Wall)
+		tagFeedReport.violate(c)
 		if cfg.Webhooks != nil && cfg.Webhooks.Envelopes != nil && feedReport.CaughtUp {
 			logf("holding the feed against the envelopes")
 			cross = crossCheck(ctx, cfg.Webhooks.Envelopes.Requests, feed.Pages(), webhookDrainLimit)
@@ -232,8 +239,8 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		hookReport.CheckLost(ops)
 		hookReport.violate(c)
 	}
-	res := Result{Verdict: v, Webhooks: hookReport, Events: events, Feed: feedReport, Cross: cross, Survivor: survivor, Violations: c.Violations()}
-	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, events, feedReport, cross, res.Violations)
+	res := Result{Verdict: v, Webhooks: hookReport, Events: events, Feed: feedReport, TagFeed: tagFeedReport, Cross: cross, Survivor: survivor, Violations: c.Violations()}
+	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, events, []FeedReport{feedReport, tagFeedReport}, cross, res.Violations)
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
 		return res, err
 	}

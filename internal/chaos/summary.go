@@ -54,7 +54,7 @@ func judge(c *Cluster, ops []Op, faults []FaultRecord) {
 }
 
 // Summary is the report a run prints at its end.
-func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases []Phase, v Verdict, survivor SurvivorReport, hooks WebhookReport, events EventReport, feed FeedReport, cross CrossReport, violations []string) string {
+func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases []Phase, v Verdict, survivor SurvivorReport, hooks WebhookReport, events EventReport, feeds []FeedReport, cross CrossReport, violations []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos summary: store=%s seed=%d (replay: CHAOS_SEED=%d)\n", store, seed, seed)
 	fmt.Fprintf(&b, "operations: %d\n", len(ops))
@@ -141,7 +141,9 @@ func Summary(seed uint64, store string, ops []Op, faults []FaultRecord, phases [
 	b.WriteString(survivor.String() + "\n")
 	b.WriteString(hooks.String() + "\n")
 	b.WriteString(events.String() + "\n")
-	b.WriteString(feed.String() + "\n")
+	for _, feed := range feeds {
+		b.WriteString(feed.String() + "\n")
+	}
 	b.WriteString(cross.String() + "\n")
 	fmt.Fprintf(&b, "violations: %d\n", len(violations))
 	for _, s := range violations {

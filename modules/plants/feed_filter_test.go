@@ -49,24 +49,39 @@ func TestChangesFilteredPages(t *testing.T) {
 
 // TestChangesRefusesBadFilters: each bad filter is a 400 naming its
 // parameter, decided before the log is read (the log here would fail
-// otherwise), as a page and as a stream alike.
+// otherwise), as a page, a long poll and a stream alike.
 func TestChangesRefusesBadFilters(t *testing.T) {
 	api := newFeedAPI(t, memstore.New(), failingLog{errors.New("the log was read")}, nil)
 	const types = `plant.created, plant.updated, plant.deleted`
 	for target, msg := range map[string]string{
-		"/plants/changes?tag=":                                    `query parameter \"tag\" must not be empty`,
-		"/plants/changes?tag=a&tag=b":                             `query parameter \"tag\" is given 2 times; give it at most once`,
-		"/plants/changes?tag=%00":                                 `query parameter \"tag\" must not contain the character U+0000`,
-		"/plants/changes?types=":                                  `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"\"`,
-		"/plants/changes?types=plant.moved":                       `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"plant.moved\"`,
-		"/plants/changes?types=plant.created,":                    `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"\"`,
-		"/plants/changes?types=plant.created,plant.created":       `query parameter \"types\" lists \"plant.created\" twice`,
-		"/plants/changes?types=a,b,c,d":                           `query parameter \"types\" lists 4 types; there are 3: ` + types,
-		"/plants/changes?types=plant.created&types=plant.updated": `query parameter \"types\" is given 2 times; give it at most once`,
-		"/plants/changes?after=NOW":                               `query parameter \"after\" must be a cursor this API gave (a page's \"next\", an event's id, or a Plantstore-Changes-Cursor header), not \"NOW\"`,
+		"/plants/changes?tag=":                                                          `query parameter \"tag\" must not be empty`,
+		"/plants/changes?tag=a&tag=b":                                                   `query parameter \"tag\" is given 2 times; give it at most once`,
+		"/plants/changes?tag=%00":                                                       `query parameter \"tag\" must not contain the character U+0000`,
+		"/plants/changes?types=":                                                        `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"\"`,
+		"/plants/changes?types=plant.moved":                                             `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"plant.moved\"`,
+		"/plants/changes?types=plant.created,":                                          `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"\"`,
+		"/plants/changes?types=plant.created,plant.created":                             `query parameter \"types\" lists \"plant.created\" twice`,
+		"/plants/changes?types=a,b,c,d":                                                 `query parameter \"types\" lists 4 types; there are 3: ` + types,
+		"/plants/changes?types=plant.created&types=plant.updated":                       `query parameter \"types\" is given 2 times; give it at most once`,
+		"/plants/changes?after=NOW":                                                     `query parameter \"after\" must be a cursor this API gave (a page's \"next\", an event's id, or a Plantstore-Changes-Cursor header), not \"NOW\"`,
+		"/plants/changes?tag=green&tag=green":                                           `query parameter \"tag\" is given 2 times; give it at most once`,
+		"/plants/changes?types=plant.deleted&types=plant.deleted":                       `query parameter \"types\" is given 2 times; give it at most once`,
+		"/plants/changes?types=plant.created;plant.updated":                             `query string is malformed: invalid semicolon separator in query`,
+		"/plants/changes?types=Plant.Created":                                           `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"Plant.Created\"`,
+		"/plants/changes?types=plant.created,+plant.updated":                            `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \" plant.updated\"`,
+		"/plants/changes?types=plant.created,plant.updated,plant.deleted,plant.created": `query parameter \"types\" lists 4 types; there are 3: ` + types,
+		"/plants/changes?tag=green&types=plant.moved&after=now":                         `query parameter \"types\" must list event types from ` + types + `, comma-separated, not \"plant.moved\"`,
+		"/plants/changes?after=now&after=now":                                           `query parameter \"after\" is given 2 times; give it at most once`,
 	} {
-		for _, accept := range []string{"", eventStream} {
-			assertAnswer(t, serveWith(api, target, "Accept", accept), http.StatusBadRequest, `{"error":400,"message":"`+msg+`"}`)
+		for _, form := range []struct{ query, accept string }{
+			{"", ""},                   // a page
+			{"&wait=30s", ""},          // a long poll
+			{"", eventStream},          // a stream
+			{"&wait=30s", eventStream}, // a stream, which ignores wait
+		} {
+			t.Run(target+form.query+" "+form.accept, func(t *testing.T) {
+				assertAnswer(t, serveWith(api, target+form.query, "Accept", form.accept), http.StatusBadRequest, `{"error":400,"message":"`+msg+`"}`)
+			})
 		}
 	}
 	// after=now reads the head: a failing log is answered as for any read.

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"PrunedCursorsAreGone", testPrunedCursorsAreGone},
 		{"CursorsOfAnotherHistoryAreRefused", testCursorsOfAnotherHistoryAreRefused},
 		{"FilteredHistoryIsTheHistoryRestricted", testFilteredHistoryIsTheHistoryRestricted},
+		{"FilteredHistoryUnderConcurrentWriters", testFilteredHistoryUnderConcurrentWriters},
 		{"HeadIsWhereNowStarts", testHeadIsWhereNowStarts},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open(t)) })
