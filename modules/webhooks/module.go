@@ -31,6 +31,12 @@ var Module = fx.Module("webhooks",
 		}
 		return AdminRoutes(s, log)
 	})),
+	fx.Provide(httpapi.AsAPIRoutes(func(s *Service, log *zap.Logger) []httpapi.Route {
+		if !s.On() {
+			return nil
+		}
+		return APIRoutes(s, log)
+	})),
 	fx.Invoke(Register),
 )
 
