@@ -116,7 +116,7 @@ func (a *attemptsAPI) list(w http.ResponseWriter, r *http.Request) {
 	attempts, err := a.box.Attempts(r.Context(), q)
 	if err != nil {
 		a.log.Error("webhooks: listing attempts failed", zap.String("endpoint", endpoint), zap.Error(err))
-		httperr.Write(w, http.StatusServiceUnavailable, "the record of attempts cannot be read")
+		unavailable(w, "the record of attempts cannot be read")
 		return
 	}
 	if len(attempts) > page {
@@ -239,9 +239,16 @@ func (a *attemptsAPI) failed(w http.ResponseWriter, id string, err error) bool {
 		httperr.Write(w, http.StatusNotFound, fmt.Sprintf("no message has the webhook-id %q (or it is past the retention)", clipText(id)))
 	default:
 		a.log.Error("webhooks: reading a message failed", zap.String("webhook_id", id), zap.Error(err))
-		httperr.Write(w, http.StatusServiceUnavailable, "the outbox cannot be used")
+		unavailable(w, "the outbox cannot be used")
 	}
 	return true
+}
+
+// unavailable answers 503 with a Retry-After, as every API route does
+// when the store cannot be used.
+func unavailable(w http.ResponseWriter, message string) {
+	w.Header().Set("Retry-After", "1")
+	httperr.Write(w, http.StatusServiceUnavailable, message)
 }
 
 // messageID is the path's webhook-id, refused with 400 when it cannot be
