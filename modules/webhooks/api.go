@@ -192,8 +192,9 @@ func (a *attemptsAPI) message(w http.ResponseWriter, r *http.Request) {
 }
 
 // resend handles POST /webhooks/messages/{id}/redeliver: the message is
-// made due now, whatever its state, and 202 answers it as it is then
-// (pending); the attempt follows at once, and shows in its attempts.
+// made due now, whatever its state, and 202 answers it as the resend left
+// it (pending, with the attempts on record before); the attempt follows
+// at once, and shows in its attempts.
 func (a *attemptsAPI) resend(w http.ResponseWriter, r *http.Request) {
 	id, ok := messageID(w, r)
 	if !ok {
@@ -223,9 +224,7 @@ func (a *attemptsAPI) resend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.log.Info("webhooks: message queued for redelivery", zap.String("webhook_id", id), zap.String("endpoint", m.Endpoint))
-	if m, err = a.box.Message(r.Context(), id); a.failed(w, id, err) {
-		return
-	}
+	m.State = outbox.StatePending // as the resend left it; its attempts follow
 	writeJSON(w, http.StatusAccepted, shownMessage(m))
 }
 
