@@ -9,8 +9,8 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -288,4 +288,3 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
-
