@@ -134,6 +134,11 @@ func testWebhookAttemptsOnRecord(t *testing.T, cfg config) {
 	settled := func(id, state string, attempts int) shownMessage {
 		t.Helper()
 		var m shownMessage
+		defer func() {
+			if t.Failed() {
+				t.Logf("message %s: %+v", id, m)
+			}
+		}()
 		eventually(t, 20*time.Second, "message "+id+" "+state+" after "+fmt.Sprint(attempts)+" attempts", func() bool {
 			m = message(id)
 			return m.State == state && len(m.Attempts) == attempts
@@ -272,10 +277,69 @@ func testWebhookAttemptsOnRecord(t *testing.T, cfg config) {
 			t.Fatalf("WWW-Authenticate = %q", got)
 		}
 	}
-	// Nothing answered holds the endpoint's secret.
-	for _, req := range r.Requests() {
-		if strings.Contains(req.Answer, secret) {
-			t.Fatal("an answer holds the secret")
+	testWebhooksCLI(t, s, first, secret)
+	m = settled(first, "delivered", 4) // the CLI's redelivery
+}
+
+// testWebhooksCLI runs plantstore webhooks attempts and redeliver against
+// s, whose endpoint crm has attempts on record and whose message first is
+// delivered: they print what the API answers, and never a secret.
+func testWebhooksCLI(t *testing.T, s *testServer, first, secret string) {
+	var outputs []string
+	cli := func(wantCode int, args ...string) (string, string) {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, s, args...)
+		if code != wantCode {
+			t.Fatalf("plantstore %s = exit %d, stdout %q, stderr %q; want exit %d", strings.Join(args, " "), code, stdout, stderr, wantCode)
+		}
+		outputs = append(outputs, stdout, stderr)
+		return stdout, stderr
+	}
+	sameAsAPI := func(stdout, path string) {
+		t.Helper()
+		var got, want []shownAttempt
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("stdout %q: %v", stdout, err)
+		}
+		s.do(t, s.request(t, http.MethodGet, path, testToken, "", nil)).JSON(t, &want)
+		if a, b := mustJSON(t, got), mustJSON(t, want); a != b || len(want) == 0 {
+			t.Fatalf("the CLI printed %s, the API answers %s", a, b)
+		}
+	}
+	stdout, stderr := cli(0, "webhooks", "attempts", "crm", "--status", "failed")
+	sameAsAPI(stdout, "/webhooks/endpoints/crm/attempts?status=failed")
+	if stderr != "" {
+		t.Fatalf("stderr %q", stderr)
+	}
+	stdout, stderr = cli(0, "webhooks", "attempts", "crm", "--limit", "1")
+	sameAsAPI(stdout, "/webhooks/endpoints/crm/attempts?limit=1")
+	var page []shownAttempt
+	if err := json.Unmarshal([]byte(stdout), &page); err != nil || len(page) != 1 {
+		t.Fatalf("one page: %q, %v", stdout, err)
+	}
+	if want := "more attempts: plantstore webhooks attempts crm --limit 1 --after " + page[0].ID + "\n"; stderr != want {
+		t.Fatalf("stderr = %q, want %q", stderr, want)
+	}
+	stdout, _ = cli(0, "webhooks", "redeliver", first)
+	var m shownMessage
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil || m.ID != first || m.State != "pending" || len(m.Attempts) != 3 {
+		t.Fatalf("redeliver printed %q (%v), want %s pending with its 3 attempts", stdout, err, first)
+	}
+	_, stderr = cli(1, "webhooks", "attempts", "nobody")
+	if want := "plantstore webhooks attempts: 404 Not Found: no endpoint \"nobody\" in the webhooks file\n"; stderr != want {
+		t.Fatalf("stderr = %q, want %q", stderr, want)
+	}
+	_, stderr = cli(1, "webhooks", "redeliver", "msg_nothing")
+	if want := "plantstore webhooks redeliver: 404 Not Found: no message has the webhook-id \"msg_nothing\" (or it is past the retention)\n"; stderr != want {
+		t.Fatalf("stderr = %q, want %q", stderr, want)
+	}
+	_, stderr = cli(2, "webhooks", "attempts", "crm", "--status", "ok")
+	if want := "plantstore webhooks attempts: --status \"ok\": want succeeded or failed\n"; stderr != want {
+		t.Fatalf("stderr = %q, want %q", stderr, want)
+	}
+	for _, out := range outputs {
+		if strings.Contains(out, secret) || strings.Contains(out, strings.TrimPrefix(secret, "whsec_")) || strings.Contains(out, testToken) {
+			t.Fatalf("a CLI output holds a secret: %q", out)
 		}
 	}
 }

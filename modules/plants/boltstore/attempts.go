@@ -195,11 +195,14 @@ func find(tx *bolt.Tx, id, endpoint string) (boltRecord, string, []byte, error) 
 }
 
 // Resend implements outbox.Attempts: the message moves to the pending
-// deliveries, due now, whatever its state; its lease, if an attempt is in
-// flight, is forgotten, so that it is claimed now.
+// deliveries, due now, whatever its state. Its lease, if an attempt is in
+// flight, stays until that attempt settles (which then finds the message
+// gone from where it was claimed, and changes nothing): forgetting it here
+// would let a claim send the message a second time while the first send's
+// settling waits for its batch.
 func (o *Outbox) Resend(ctx context.Context, id string, configured []string) error {
 	now := time.Now()
-	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
+	return o.store.Update(ctx, func(tx *bolt.Tx) error {
 		var endpoint string
 		prefix := append([]byte(id), 0)
 		if k, v := tx.Bucket(attemptsByMessageBucket).Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
@@ -223,12 +226,6 @@ func (o *Outbox) Resend(ctx context.Context, id string, configured []string) err
 		}
 		return tx.Bucket(outboxBucket).Put(pendingKey(r.Endpoint, now, r.ID), v)
 	})
-	if err == nil {
-		o.mu.Lock()
-		delete(o.leased, id)
-		o.mu.Unlock()
-	}
-	return err
 }
 
 // pruneAttempts removes, in each endpoint's attempts, those made before
