@@ -24,6 +24,16 @@ import (
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
+// webhookOperations are the API's webhook operations, with their paths'
+// templates, which only a server with webhooks serves: their scope is
+// held against the server by TestWebhookAttemptsOnRecord, against the
+// document by TestOpenAPIDeclaresScopes.
+var webhookOperations = []operation{
+	{"attempts", http.MethodGet, "/webhooks/endpoints/{id}/attempts", "", principal.ScopeWebhooksManage, http.StatusOK},
+	{"message", http.MethodGet, "/webhooks/messages/{id}", "", principal.ScopeWebhooksManage, http.StatusOK},
+	{"redeliver", http.MethodPost, "/webhooks/messages/{id}/redeliver", "", principal.ScopeWebhooksManage, http.StatusAccepted},
+}
+
 // shownAttempt and shownMessage are the API's attempt and message.
 type shownAttempt struct {
 	ID        string  `json:"id"`
@@ -266,12 +276,12 @@ func testWebhookAttemptsOnRecord(t *testing.T, cfg config) {
 		`the message "`+first+`" is not for the endpoint "other": a webhook-id names one endpoint's event`)
 	bad(http.MethodGet, "/webhooks/messages/"+strings.Repeat("x", 257), testToken, 400, "the webhook-id must be valid text of at most 256 bytes")
 	bad(http.MethodGet, "/webhooks/messages/%FF", testToken, 400, "the webhook-id must be valid text of at most 256 bytes")
-	for _, op := range []struct{ method, path string }{
-		{http.MethodGet, "/webhooks/endpoints/crm/attempts"},
-		{http.MethodGet, "/webhooks/messages/" + first},
-		{http.MethodPost, "/webhooks/messages/" + first + "/redeliver"},
-	} {
-		resp := s.do(t, s.request(t, op.method, op.path, plantsOnly, "", nil))
+	for _, op := range webhookOperations {
+		path := strings.Replace(op.path, "{id}", first, 1)
+		if op.name == "attempts" {
+			path = strings.Replace(op.path, "{id}", "crm", 1)
+		}
+		resp := s.do(t, s.request(t, op.method, path, plantsOnly, "", nil))
 		assertErrorMessage(t, resp, http.StatusForbidden, scopeMessage(principal.ScopeWebhooksManage))
 		if got := resp.Header.Get("WWW-Authenticate"); got != scopeChallenge(principal.ScopeWebhooksManage) {
 			t.Fatalf("WWW-Authenticate = %q", got)
