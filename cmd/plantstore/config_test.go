@@ -248,7 +248,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"JWT audience alone", []string{"--jwt-audience=plantstore"}, nil,
 			"--jwt-audience: set --jwt-issuer or --jwt-jwks-url to turn JWTs on"},
 		{"JWT subject scopes", []string{"--jwt-subject-scopes=system:serviceaccount:a:b=plants:delete"}, nil,
-			`--jwt-subject-scopes "system:serviceaccount:a:b=plants:delete": want scopes among plants:read, plants:write ("plants:delete", for "system:serviceaccount:a:b", is not one)`},
+			`--jwt-subject-scopes "system:serviceaccount:a:b=plants:delete": want scopes among plants:read, plants:write, webhooks:manage ("plants:delete", for "system:serviceaccount:a:b", is not one)`},
 		{"JWT refresh", []string{"--jwt-jwks-url=https://issuer.example/jwks", "--jwt-audience=a", "--jwt-jwks-refresh=10ms"}, nil,
 			"--jwt-jwks-refresh 10ms: must be at least 1s"},
 		{"several at once", []string{"--store=sqlite", "--log-level=loud", "--drain-delay=-2s"}, nil,

@@ -330,6 +330,15 @@ func testWebhooksCLI(t *testing.T, s *testServer, first, secret string) {
 	if want := "more attempts: plantstore webhooks attempts crm --limit 1 --after " + page[0].ID + "\n"; stderr != want {
 		t.Fatalf("stderr = %q, want %q", stderr, want)
 	}
+	stdout, _ = cli(0, "webhooks", "attempts", "crm", "--limit", "1", "-o", "table")
+	if want := "ID  AT  WEBHOOK-ID  ATTEMPT  RESULT  LATENCY  ANSWER\n"; !strings.HasPrefix(strings.Join(strings.Fields(stdout), " "), strings.Join(strings.Fields(want), " ")) ||
+		!strings.Contains(stdout, page[0].WebhookID) || !strings.Contains(stdout, `"`+page[0].Answer[:30]) { // a table clips an answer to 40 characters
+		t.Fatalf("-o table printed %q, want the header and the attempt %s with its answer", stdout, page[0].ID)
+	}
+	stdout, _ = cli(0, "webhooks", "message", first, "-o", "table")
+	if !strings.HasPrefix(stdout, first+"  plant.created  plant 1  version ") {
+		t.Fatalf("message -o table printed %q", stdout)
+	}
 	stdout, _ = cli(0, "webhooks", "redeliver", first)
 	var m shownMessage
 	if err := json.Unmarshal([]byte(stdout), &m); err != nil || m.ID != first || m.State != "pending" || len(m.Attempts) != 3 {
