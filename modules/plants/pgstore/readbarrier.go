@@ -1,0 +1,275 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/internal/batching"
+)
+
+// With synchronous standbys a read must not answer until the standbys hold
+// every commit it saw: an operator's cancel of a commit's wait for the
+// standby (or a terminated backend) leaves that commit visible on the
+// primary alone, and a failover takes it back. A commit written after the
+// read, a barrier, does it: its wait for the standbys ends past every
+// commit the read saw. Reads share barriers, as creates share statements:
+// a read that has its answer queues for the next barrier to be sent, and
+// one barrier commit (one WAL record, one flush, one standby round trip)
+// answers every read queued before it was sent.
+//
+// Why a barrier sent after the read answered covers what the read saw,
+// and why a barrier in flight already does not:
+//
+//   - A commit C is visible to the read's snapshot only if C left the
+//     server's table of running transactions before the snapshot was taken,
+//     and C inserts its commit record into the WAL before it leaves that
+//     table (and, with synchronous standbys, before it waits for them).
+//   - The read's statement takes its snapshot when it starts on the server,
+//     so by the time its answer has reached the store, every commit it saw
+//     has a commit record in the WAL.
+//   - A barrier sent after that inserts its WAL record later, so at a
+//     greater position: WAL positions are handed out in the order of
+//     insertion, server-wide, whatever the session. Its commit returns
+//     once the synchronous standbys have flushed the WAL up to its own
+//     commit record, and WAL is replicated in order: they then hold C too.
+//     A failover to one of them keeps C.
+//   - A barrier sent before the read's answer came back may have written
+//     its record before the read's snapshot was taken: a commit made
+//     visible in between (a local-only one among them) lies past it, and
+//     its wait says nothing of that commit. So a read never joins a
+//     barrier in flight: it waits for the next, which a lane sends only
+//     after taking the read from the queue (the read queues itself once it
+//     has its answer).
+//
+// The argument holds on one server: a barrier on another server (a
+// connection opened to a new primary while the old one still answers,
+// during a failover) says nothing of the first one's WAL. Each connection
+// knows its server (serverSQL, read when it connects), and a read whose
+// barrier ran on another server answers unavailable.
+//
+// Whether a barrier is needed at all is read in the read's own round trip
+// (synchronousSQL): without synchronous standbys a read writes nothing, does
+// not queue, and costs what the statement costs. The setting may change at
+// run time (a failover manager empties it when no standby is left), so it is
+// read each time; the barrier's own statement checks it again, as the read
+// barrier always did.
+
+// maxBarrierReads bounds the reads one barrier answers, and the reads
+// queued for the next one: a barrier costs the same for any number, so the
+// bound only keeps the queue's memory in check.
+const maxBarrierReads = 4096
+
+// barrierLanes is how many barriers may be in flight at once.
+const barrierLanes = 1
+
+// synchronousSQL follows each read in its round trip: whether the read
+// needs a barrier.
+const synchronousSQL = `SELECT current_setting('synchronous_standby_names') <> ''`
+
+// serverSQL names the server of a connection: two servers never share a
+// postmaster start time and address, and one server keeps them while it
+// runs (a promotion does not restart it). Over a Unix socket the address
+// is null, and the start time alone tells the servers apart.
+const serverSQL = `SELECT concat_ws(' ', pg_postmaster_start_time(), inet_server_addr(), inet_server_port())`
+
+// serverKey is the key of a connection's CustomData that holds its server's
+// name (serverSQL).
+const serverKey = "plantstore.server"
+
+// errOtherServer answers a read whose barrier ran on another server than
+// the read: a failover is under way.
+var errOtherServer = errors.New("the read barrier ran on another server than the read (a failover is under way)")
+
+// nameServer reads the server of a new connection: pgxpool's AfterConnect.
+func nameServer(ctx context.Context, conn *pgx.Conn) error {
+	var name string
+	if err := conn.QueryRow(ctx, serverSQL).Scan(&name); err != nil {
+		return err
+	}
+	conn.PgConn().CustomData()[serverKey] = name
+	return nil
+}
+
+// serverOf is the server of conn, as nameServer read it.
+func serverOf(conn *pgx.Conn) string {
+	name, _ := conn.PgConn().CustomData()[serverKey].(string)
+	return name
+}
+
+// pendingRead is a read waiting for a barrier.
+type pendingRead struct {
+	ctx    context.Context
+	server string                          // where the read ran
+	done   chan batching.Outcome[struct{}] // buffered: a lane never blocks on a caller
+	left   atomic.Bool                     // its caller stopped waiting: no barrier needed for it
+}
+
+// readBarriers sends the barriers that reads share.
+type readBarriers struct {
+	s       *Store
+	queue   *batching.Queue[*pendingRead]
+	mu      sync.Mutex // guards the lanes' start against close
+	started bool
+	closed  bool
+	stopped sync.WaitGroup
+	sent    atomic.Int64 // barrier commits sent, for the tests
+}
+
+func newReadBarriers(s *Store) *readBarriers {
+	return &readBarriers{s: s, queue: batching.NewQueue[*pendingRead](maxBarrierReads)}
+}
+
+// start spawns the lanes at the first read that needs a barrier: reads
+// need no Start, and a store on a single server never spawns them.
+func (r *readBarriers) start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started || r.closed {
+		return
+	}
+	r.started = true
+	for range barrierLanes {
+		r.stopped.Go(r.lane)
+	}
+}
+
+// close answers the reads queued, then stops the lanes.
+func (r *readBarriers) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.queue.Close()
+	r.stopped.Wait()
+}
+
+// wait returns once a barrier sent after this call has committed on
+// server, or with ctx's error when ctx ends first (the barrier, sent or
+// not, is left to the lane).
+func (r *readBarriers) wait(ctx context.Context, server string) error {
+	r.start()
+	pr := &pendingRead{ctx: ctx, server: server, done: make(chan batching.Outcome[struct{}], 1)}
+	if err := r.queue.Send(ctx, pr); err != nil {
+		return err
+	}
+	_, err := batching.Await(ctx, pr.done)
+	if err != nil && ctx.Err() != nil {
+		pr.left.Store(true)
+	}
+	return err
+}
+
+// lane sends barriers until the queue is closed and drained: it takes
+// every read queued, sends one barrier for them (as a commit: see
+// commit.go), and answers them.
+func (r *readBarriers) lane() {
+	batch := make([]*pendingRead, 0, maxBarrierReads)
+	for {
+		first, ok := <-r.queue.Receive()
+		if !ok {
+			return
+		}
+		batch = r.fill(append(batch[:0], first))
+		if len(batch) > 0 {
+			r.run(batch)
+		}
+		clear(batch)
+	}
+}
+
+// fill adds the reads queued by now to batch, without waiting, and drops
+// those whose callers left.
+func (r *readBarriers) fill(batch []*pendingRead) []*pendingRead {
+	for len(batch) < maxBarrierReads {
+		select {
+		case pr, ok := <-r.queue.Receive():
+			if !ok {
+				return waiting(batch)
+			}
+			batch = append(batch, pr)
+		default:
+			return waiting(batch)
+		}
+	}
+	return waiting(batch)
+}
+
+// waiting keeps the reads whose callers still wait.
+func waiting(batch []*pendingRead) []*pendingRead {
+	kept := batch[:0]
+	for _, pr := range batch {
+		if !pr.left.Load() {
+			kept = append(kept, pr)
+		}
+	}
+	clear(batch[len(kept):])
+	return kept
+}
+
+// run sends one barrier for batch and answers its reads. It returns at
+// the barrier's end or once every caller's deadline has passed: the
+// barrier is then left to finish on its connection, as any commit whose
+// callers left (see commit.go).
+func (r *readBarriers) run(batch []*pendingRead) {
+	last := time.Now().Add(r.s.callTimeout)
+	for i, pr := range batch {
+		if d, ok := pr.ctx.Deadline(); ok && (i == 0 || d.After(last)) {
+			last = d
+		}
+	}
+	// The first read's context lends the barrier its trace.
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(batch[0].ctx), last)
+	defer cancel()
+	var server string
+	err := r.s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		server = serverOf(conn)
+		r.sent.Add(1)
+		_, err := conn.Exec(ctx, readBarrierSQL)
+		return err
+	})
+	for _, pr := range batch {
+		err := err
+		if err == nil && pr.server != server {
+			err = fmt.Errorf("%w: read on %q, barrier on %q", errOtherServer, pr.server, server)
+		}
+		pr.done <- batching.Outcome[struct{}]{Err: err}
+	}
+}
+
+// read runs sql, a statement that only reads, on a pooled connection in
+// ctx, has take read its result, and returns once the read can be
+// answered: at once without synchronous standbys, else once a barrier sent
+// after the read has committed. The connection is released before the
+// wait: a read waiting for the standbys holds none.
+func (s *Store) read(ctx context.Context, read func(pgx.BatchResults) error, sql string, args ...any) error {
+	if s.stats.detached.Load() >= s.maxOrphaned {
+		return errBacklog // the standbys stall: no barrier would be answered
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	b.Queue(synchronousSQL)
+	br := conn.Conn().SendBatch(ctx, b)
+	var synchronous bool
+	err = read(br)
+	if err == nil {
+		err = br.QueryRow().Scan(&synchronous)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	server := serverOf(conn.Conn())
+	conn.Release()
+	if err != nil || !synchronous {
+		return err
+	}
+	return s.barriers.wait(ctx, server)
+}
