@@ -208,7 +208,10 @@ ON CONFLICT (id) DO NOTHING`
 	// the primary only is not answered until the standbys have it, and a
 	// failover cannot take back what a read showed. Without synchronous
 	// standbys it writes nothing.
-	readBarrierSQL = `SELECT pg_logical_emit_message(true, 'plantstore', '') WHERE current_setting('synchronous_standby_names') <> ''`
+	// It returns its statement's snapshot and its own transaction id: what
+	// it covers (see readbarrier.go).
+	readBarrierSQL = `SELECT pg_current_snapshot()::text, pg_current_xact_id()::text, pg_logical_emit_message(true, 'plantstore', '')::text
+WHERE current_setting('synchronous_standby_names') <> ''`
 
 	// The two list statements seek an index to the cursor and read one
 	// page, whatever the table's size and the tag's frequency. The cursor

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +50,21 @@ import (
 //     after taking the read from the queue (the read queues itself once it
 //     has its answer).
 //
+// Most reads need no new barrier at all: one that completed already covers
+// a read when every transaction the read saw ended (its snapshot, read in
+// its round trip) the barrier's statement saw ended too. Each of those
+// wrote its commit record before the barrier's snapshot was taken, so
+// before the barrier's own commit record, and the barrier's wait covered
+// them. The barrier's own transaction is the one exception allowed: it
+// changed no data, so a read that saw it end showed nothing of it. On a
+// cluster where nothing is written, one barrier then covers every read
+// that follows; a write (any transaction id the barrier had not seen end:
+// an insert, an autovacuum's analyze, another replica's barrier) makes
+// the next reads share a new one. A standby that becomes synchronous later
+// has caught up with the primary first (PostgreSQL counts a standby as
+// synchronous only once it streams), so what a barrier covered stays
+// covered, as a write's commit stays acknowledged.
+//
 // The argument holds on one server: a barrier on another server (a
 // connection opened to a new primary while the old one still answers,
 // during a failover) says nothing of the first one's WAL. Each connection
@@ -69,8 +87,9 @@ const maxBarrierReads = 4096
 const barrierLanes = 1
 
 // synchronousSQL follows each read in its round trip: whether the read
-// needs a barrier.
-const synchronousSQL = `SELECT current_setting('synchronous_standby_names') <> ''`
+// needs a barrier, and a snapshot taken after the read's (it saw at least
+// what the read saw end) for the covering check.
+const synchronousSQL = `SELECT current_setting('synchronous_standby_names') <> '', pg_current_snapshot()::text`
 
 // serverSQL names the server of a connection: two servers never share a
 // postmaster start time and address, and one server keeps them while it
@@ -102,6 +121,75 @@ func serverOf(conn *pgx.Conn) string {
 	return name
 }
 
+// snapshot is a pg_snapshot: the transactions a statement saw as ended
+// are those below xmax that are not in xip.
+type snapshot struct {
+	xmax uint64
+	xip  []uint64 // sorted
+}
+
+// parseSnapshot reads a pg_snapshot's text, "xmin:xmax:xip,xip,...".
+func parseSnapshot(text string) (snapshot, error) {
+	parts := strings.Split(text, ":")
+	if len(parts) != 3 {
+		return snapshot{}, fmt.Errorf("snapshot %q: want xmin:xmax:xip", text)
+	}
+	xmax, err := strconv.ParseUint(parts[1], 10, 64)
+	if err != nil {
+		return snapshot{}, fmt.Errorf("snapshot %q: %w", text, err)
+	}
+	snap := snapshot{xmax: xmax}
+	if parts[2] != "" {
+		for _, f := range strings.Split(parts[2], ",") {
+			x, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				return snapshot{}, fmt.Errorf("snapshot %q: %w", text, err)
+			}
+			snap.xip = append(snap.xip, x)
+		}
+		slices.Sort(snap.xip)
+	}
+	return snap, nil
+}
+
+// ended reports whether the snapshot saw transaction x as ended.
+func (s snapshot) ended(x uint64) bool {
+	_, running := slices.BinarySearch(s.xip, x)
+	return x < s.xmax && !running
+}
+
+// maxUncovered bounds the transactions a covering check looks at: past
+// it, a read queues for a barrier of its own (many writes happened since
+// the last barrier: a new one costs little among them).
+const maxUncovered = 256
+
+// coverage is what a barrier that committed covers: the transactions its
+// statement's snapshot saw ended, on its server.
+type coverage struct {
+	server string
+	snap   snapshot
+	xid    uint64 // the barrier's own transaction: it changed no data
+}
+
+// covers reports whether every transaction a read on server saw ended,
+// but the barrier's own, the barrier saw ended too.
+func (c coverage) covers(server string, read snapshot) bool {
+	if c.server == "" || c.server != server || read.xmax > c.snap.xmax+maxUncovered {
+		return false
+	}
+	for x := c.snap.xmax; x < read.xmax; x++ {
+		if x != c.xid && read.ended(x) {
+			return false
+		}
+	}
+	for _, x := range c.snap.xip {
+		if x != c.xid && read.ended(x) {
+			return false
+		}
+	}
+	return true
+}
+
 // pendingRead is a read waiting for a barrier.
 type pendingRead struct {
 	ctx    context.Context
@@ -118,6 +206,7 @@ type readBarriers struct {
 	started bool
 	closed  bool
 	stopped sync.WaitGroup
+	last    coverage     // the newest barrier's, under mu
 	sent    atomic.Int64 // barrier commits sent, for the tests
 }
 
@@ -148,10 +237,17 @@ func (r *readBarriers) close() {
 	r.stopped.Wait()
 }
 
-// wait returns once a barrier sent after this call has committed on
+// wait returns at once when the last barrier covers a read of snap on
+// server, else once a barrier sent after this call has committed on
 // server, or with ctx's error when ctx ends first (the barrier, sent or
 // not, is left to the lane).
-func (r *readBarriers) wait(ctx context.Context, server string) error {
+func (r *readBarriers) wait(ctx context.Context, server string, snap snapshot) error {
+	r.mu.Lock()
+	covered := r.last.covers(server, snap)
+	r.mu.Unlock()
+	if covered {
+		return nil
+	}
 	r.start()
 	pr := &pendingRead{ctx: ctx, server: server, done: make(chan batching.Outcome[struct{}], 1)}
 	if err := r.queue.Send(ctx, pr); err != nil {
@@ -225,19 +321,42 @@ func (r *readBarriers) run(batch []*pendingRead) {
 	// The first read's context lends the barrier its trace.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(batch[0].ctx), last)
 	defer cancel()
-	var server string
+	var server, snap, xid, lsn string
 	err := r.s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
 		server = serverOf(conn)
 		r.sent.Add(1)
-		_, err := conn.Exec(ctx, readBarrierSQL)
+		err := conn.QueryRow(ctx, readBarrierSQL).Scan(&snap, &xid, &lsn)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // no synchronous standby any more: it wrote nothing, and covers nothing
+		}
 		return err
 	})
+	if err == nil && snap != "" {
+		r.cover(server, snap, xid)
+	}
 	for _, pr := range batch {
 		err := err
 		if err == nil && pr.server != server {
 			err = fmt.Errorf("%w: read on %q, barrier on %q", errOtherServer, pr.server, server)
 		}
 		pr.done <- batching.Outcome[struct{}]{Err: err}
+	}
+}
+
+// cover makes a barrier that committed the last one, when it is newer.
+func (r *readBarriers) cover(server, snapText, xidText string) {
+	snap, err := parseSnapshot(snapText)
+	if err != nil {
+		return // covers nothing: the reads it answered queued before it
+	}
+	xid, err := strconv.ParseUint(xidText, 10, 64)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last.server != server || snap.xmax >= r.last.snap.xmax {
+		r.last = coverage{server: server, snap: snap, xid: xid}
 	}
 }
 
@@ -259,9 +378,10 @@ func (s *Store) read(ctx context.Context, read func(pgx.BatchResults) error, sql
 	b.Queue(synchronousSQL)
 	br := conn.Conn().SendBatch(ctx, b)
 	var synchronous bool
+	var snapText string
 	err = read(br)
 	if err == nil {
-		err = br.QueryRow().Scan(&synchronous)
+		err = br.QueryRow().Scan(&synchronous, &snapText)
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -271,5 +391,9 @@ func (s *Store) read(ctx context.Context, read func(pgx.BatchResults) error, sql
 	if err != nil || !synchronous {
 		return err
 	}
-	return s.barriers.wait(ctx, server)
+	snap, err := parseSnapshot(snapText)
+	if err != nil {
+		return err
+	}
+	return s.barriers.wait(ctx, server, snap)
 }
