@@ -40,10 +40,14 @@ standby() { # '*' or '': the primary's synchronous_standby_names
   for _ in $(seq 100); do [[ $(psql -Atc 'SHOW synchronous_standby_names') == "$1" ]] && return; sleep 0.1; done
   echo "reads.sh: synchronous_standby_names did not become '$1'"; exit 1
 }
-rps() { # list(0|1): requests per second; non-2xx answers fail the run
+rps() { # list(0|1) log: requests per second; non-2xx answers fail the run
   local out
   out=$(LIST=$1 wrk -t2 -c"$conns" -d"${secs}s" -s "$here/reads.lua" http://127.0.0.1:18082/plants)
-  if grep -q 'Non-2xx' <<<"$out"; then echo "reads.sh: $(grep 'Non-2xx' <<<"$out")" >&2; exit 1; fi
+  if grep -q 'Non-2xx' <<<"$out"; then
+    echo "reads.sh: round $i, $name, $mode, list=$1: $(grep 'Non-2xx' <<<"$out"); the server's log:" >&2
+    tail -20 "$2" >&2
+    exit 1
+  fi
   awk '/Requests\/sec/ {print $2}' <<<"$out"
 }
 
@@ -61,8 +65,8 @@ for i in $(seq "$rounds"); do
     declare -A get=() list=()
     for mode in "${order[@]}"; do
       if [[ $mode == sync ]]; then standby '*'; else standby ''; fi
-      get[$mode]=$(rps 0)
-      list[$mode]=$(rps 1)
+      get[$mode]=$(rps 0 "$work/$name.log")
+      list[$mode]=$(rps 1 "$work/$name.log")
     done
     standby '*'
     kill "$pid"; wait "$pid" || true
