@@ -10,9 +10,8 @@
 # usage (from the project root; pgcluster starts and removes the pair):
 #   go run ./tools/pgcluster -migrate -standby -- tools/pgcluster/reads.sh [rounds] [connections] [seconds] [name=binary...]
 # Without binaries it builds ./cmd/plantstore as "tree". The server listens
-# on the fixed ports 18082 and 19092, as compare.sh's: run it under the
-# same lock as bench.sh and compare.sh
-# (flock /work/bench/compare.lock go run ./tools/pgcluster ...).
+# on the fixed ports 18082 and 19092, as compare.sh's: two benchmarks at
+# once would measure each other.
 set -euo pipefail
 rounds=${1:-3} conns=${2:-32} secs=${3:-8}
 shift $(($# < 3 ? $# : 3))
