@@ -65,6 +65,14 @@ import (
 // synchronous only once it streams), so what a barrier covered stays
 // covered, as a write's commit stays acknowledged.
 //
+// Why a commit, and snapshots rather than WAL positions: the standbys'
+// flushed positions (pg_stat_replication) are shown only to privileged
+// roles, and which of them a commit waits for (FIRST n, ANY n) would have
+// to be worked out again outside the server; a barrier's commit is the
+// server's own answer. Its own commit record lies past any position it can
+// report, so a read after it would always find the WAL moved on; its
+// transaction id, by contrast, is known, and left out of the check.
+//
 // The argument holds on one server: a barrier on another server (a
 // connection opened to a new primary while the old one still answers,
 // during a failover) says nothing of the first one's WAL. Each connection
