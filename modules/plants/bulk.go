@@ -42,14 +42,21 @@ const importWindow = 256
 
 // A store that creates in batches (plant.BatchCreator) gets the lines in
 // batches rather than one create each: one goroutine takes every line
-// queued for it, up to batchLines, whenever its last batch has committed,
-// so a batch is one line for a client sending slowly (its result comes at
-// once) and batchLines for a fast one, whose next batch is read while the
-// last one commits. A batch costs its store a transaction, a commit and a
-// few statements whatever it holds; past some thousands of lines it saves
+// queued for it, up to batchLines, whenever a batch may start, so a batch
+// is one line for a client sending slowly (its result comes at once) and
+// batchLines for a fast one, whose next batch is read while the last ones
+// commit. A batch costs its store a transaction, a commit and a few
+// statements whatever it holds; past some thousands of lines it saves
 // nothing more, and a bound keeps a stream's memory and a commit's size
 // small.
 const batchLines = 8192
+
+// batchesInFlight is how many batches of a stream run at once: two, so
+// that postgres works on one while the other's rows travel, and its two
+// backends use two processors. A batch sharing an id with one in flight
+// waits for it, so that the first of two lines with one id is the one
+// created.
+const batchesInFlight = 2
 
 // deadlineStep: the connection's deadlines are moved at most this often,
 // not once per line.
@@ -138,7 +145,7 @@ func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
 	batched := closedDone
 	if bc, ok := im.h.store.(plant.BatchCreator); ok {
 		// Room for the batch committing and the next one, read meanwhile.
-		queue = make(chan *pending, 2*batchLines)
+		queue = make(chan *pending, (batchesInFlight+1)*batchLines)
 		lines := make(chan batchLine, batchLines)
 		creator = func(ctx context.Context, p *pending, np plant.Plant, _ *pending) {
 			lines <- batchLine{p: p, plant: np} // the batches' goroutine never waits for the reader or the writer
@@ -271,10 +278,16 @@ type batchLine struct {
 	plant plant.Plant
 }
 
-// createBatches creates the lines in batches (see batchLines), one batch
-// at a time, in the lines' order, until lines is closed and empty.
+// createBatches creates the lines in batches (see batchLines), at most
+// batchesInFlight at once, until lines is closed and empty, and returns
+// once every batch is done.
 func (im *Importer) createBatches(ctx context.Context, bc plant.BatchCreator, lines <-chan batchLine) {
-	batch := make([]batchLine, 0, batchLines)
+	var running []*runningBatch // in the order they started
+	defer func() {
+		for _, rb := range running {
+			<-rb.done
+		}
+	}()
 	var held []batchLine // lines held over: their id was in the batch already
 	for {
 		if len(held) == 0 {
@@ -284,18 +297,53 @@ func (im *Importer) createBatches(ctx context.Context, bc plant.BatchCreator, li
 			}
 			held = append(held, first)
 		}
-		batch, held = fillBatch(batch[:0], held, lines)
-		im.createBatch(ctx, bc, batch)
-		clear(batch)
+		rb := &runningBatch{batch: make([]batchLine, 0, min(batchLines, len(held)+len(lines))), done: make(chan struct{})}
+		rb.batch, rb.ids, held = fillBatch(rb.batch, held, lines)
+		// Room, and no id of a batch still running.
+		kept := running[:0]
+		for i, r := range running {
+			if len(running)-i >= batchesInFlight || r.shares(rb) {
+				<-r.done
+				continue
+			}
+			kept = append(kept, r)
+		}
+		running = append(kept, rb)
+		go func() {
+			defer close(rb.done)
+			im.createBatch(ctx, bc, rb.batch)
+		}()
 	}
 }
 
-// fillBatch makes a batch of held-over and queued lines, without waiting.
-// A batch holds an id once only: a later line with an id in the batch is
-// held over for the next one, so that of two lines with one id the first
-// is the one created, and the second is answered as a create after it.
-func fillBatch(batch, held []batchLine, lines <-chan batchLine) (_, rest []batchLine) {
-	ids := make(map[int64]struct{}, min(batchLines, len(held)+len(lines)))
+// runningBatch is a batch on its way to the store.
+type runningBatch struct {
+	batch []batchLine
+	ids   map[int64]struct{}
+	done  chan struct{}
+}
+
+// shares reports whether b and o hold an id in common.
+func (b *runningBatch) shares(o *runningBatch) bool {
+	small, large := b.ids, o.ids
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	for id := range small {
+		if _, ok := large[id]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// fillBatch makes a batch of held-over and queued lines, without waiting,
+// and returns it with its ids. A batch holds an id once only: a later
+// line with an id in the batch is held over for the next one, so that of
+// two lines with one id the first is the one created, and the second is
+// answered as a create after it.
+func fillBatch(batch, held []batchLine, lines <-chan batchLine) (_ []batchLine, ids map[int64]struct{}, rest []batchLine) {
+	ids = make(map[int64]struct{}, min(batchLines, len(held)+len(lines)))
 	add := func(l batchLine) {
 		if _, dup := ids[l.plant.ID]; dup {
 			rest = append(rest, l)
@@ -311,14 +359,14 @@ func fillBatch(batch, held []batchLine, lines <-chan batchLine) (_, rest []batch
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				return batch, rest
+				return batch, ids, rest
 			}
 			add(l)
 		default:
-			return batch, rest
+			return batch, ids, rest
 		}
 	}
-	return batch, rest
+	return batch, ids, rest
 }
 
 // createBatch creates batch's plants in one CreateBatch and answers each
