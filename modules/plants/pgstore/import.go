@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,14 +55,16 @@ func (s *Store) CreateBatch(ctx context.Context, ps []plant.Plant) ([]plant.Batc
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	order := make([]int, len(ps)) // ps's indexes in id order
-	for i := range order {
-		order[i] = i
+	// ON CONFLICT DO NOTHING would skip the second of two rows with one
+	// id silently: the caller's promise is checked.
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ps[a].ID, ps[b].ID) })
-	for i := 1; i < len(order); i++ {
-		if ps[order[i]].ID == ps[order[i-1]].ID {
-			return nil, fmt.Errorf("postgres: a batch creates plant %d twice", ps[order[i]].ID)
+	slices.Sort(ids)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return nil, fmt.Errorf("postgres: a batch creates plant %d twice", ids[i])
 		}
 	}
 	creating := make([]changes.Change, len(ps))

@@ -69,10 +69,13 @@ type BatchCreator interface {
 	// CreateBatch creates ps, whose ids are distinct, as many Creates
 	// would, and returns one result per plant in ps's order: each
 	// plant's outcome is what its Create would have said, and a
-	// conflict carries the plant stored. The creates commit together,
-	// all or none: an error says none was made, or, for an unavailable
-	// store, that it is unknown whether they were (an identical retry
-	// settles it), and no result is given then.
+	// conflict carries the plant stored. The batch's creates commit
+	// together, each with its change and events, or none does: an error
+	// says none was made or, for an unavailable store, that it is
+	// unknown whether they were (an identical retry settles it), and no
+	// result is given then. A plant the store had to create alone
+	// afterwards (its id was freed between the batch's insert and its
+	// read) has its own outcome, a failure included.
 	CreateBatch(ctx context.Context, ps []Plant) ([]BatchResult, error)
 }
 
