@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -300,15 +301,18 @@ func (im *Importer) createBatches(ctx context.Context, bc plant.BatchCreator, li
 		rb := &runningBatch{batch: make([]batchLine, 0, min(batchLines, len(held)+len(lines))), done: make(chan struct{})}
 		rb.batch, rb.ids, held = fillBatch(rb.batch, held, lines)
 		// Room, and no id of a batch still running.
-		kept := running[:0]
-		for i, r := range running {
-			if len(running)-i >= batchesInFlight || r.shares(rb) {
-				<-r.done
-				continue
-			}
-			kept = append(kept, r)
+		if len(running) == batchesInFlight {
+			<-running[0].done
+			running = running[1:]
 		}
-		running = append(kept, rb)
+		running = slices.DeleteFunc(running, func(r *runningBatch) bool {
+			if r.shares(rb) {
+				<-r.done
+				return true
+			}
+			return false
+		})
+		running = append(running, rb)
 		go func() {
 			defer close(rb.done)
 			im.createBatch(ctx, bc, rb.batch)
