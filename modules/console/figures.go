@@ -224,12 +224,13 @@ func rate(prev, cur *float64, seconds float64) *float64 {
 }
 
 // sumHistogram adds up the series of a histogram that keep passes (nil:
-// all), nil for a metric not registered.
+// all). A histogram vector without series is not gathered at all, so a
+// missing family is an empty histogram: nothing observed yet.
 func sumHistogram(f *dto.MetricFamily, keep func(*dto.Metric) bool) *histogram {
-	if f == nil {
-		return nil
-	}
 	h := &histogram{}
+	if f == nil {
+		return h
+	}
 	for _, m := range f.GetMetric() {
 		if m.Histogram == nil || (keep != nil && !keep(m)) {
 			continue

@@ -1,5 +1,5 @@
 // Building the page from data. User content (names, tags, endpoint names,
-// messages) only ever goes in as text: textContent, never innerHTML, so
+// messages) only ever goes in as text (textContent), never as markup, so
 // nothing in it can become markup or script.
 
 export function $(id) {
