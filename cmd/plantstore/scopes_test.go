@@ -41,6 +41,7 @@ var operations = []operation{
 	{"update", http.MethodPut, "/plants/1", `{"name":"Monstera"}`, principal.ScopePlantsWrite, http.StatusOK},
 	{"delete", http.MethodDelete, "/plants/1", "", principal.ScopePlantsWrite, http.StatusNoContent},
 	{"import", http.MethodPost, "/plants:import", `{"id":1,"name":"Monstera"}` + "\n", principal.ScopePlantsWrite, http.StatusOK},
+	{"console figures", http.MethodGet, "/console/api/figures", "", principal.ScopePlantsRead, http.StatusOK},
 }
 
 // assertScopes sends every operation with token and checks it is served
@@ -125,9 +126,9 @@ func TestScopesOfTokensFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assertScopes(t, s, tc.token, tc.has) })
 	}
-	// Eight refusals above: the reader's four writes, the writer's four reads.
-	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 8 {
-		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 8`, got)
+	// Nine refusals above: the reader's four writes, the writer's five reads.
+	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 9 {
+		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 9`, got)
 	}
 
 	// The reload: the reader may now write too.
