@@ -112,7 +112,7 @@ func startBrowser(t *testing.T, watch *browserWatch) context.Context {
 
 // within bounds one browser step: a hang fails the test, it does not
 // stall the suite.
-func within(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+func within(ctx context.Context, t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -122,7 +122,7 @@ func within(t *testing.T, ctx context.Context, what string, steps ...chromedp.Ac
 }
 
 // evaluate runs expression in the page and decodes its value.
-func evaluate[T any](t *testing.T, ctx context.Context, expression string) T {
+func evaluate[T any](ctx context.Context, t *testing.T, expression string) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -135,7 +135,7 @@ func evaluate[T any](t *testing.T, ctx context.Context, expression string) T {
 
 // waitUntil polls expression in the page until it is true; the bound is a
 // bound on a hang, not an expectation.
-func waitUntil(t *testing.T, ctx context.Context, what, expression string) {
+func waitUntil(ctx context.Context, t *testing.T, what, expression string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
@@ -145,16 +145,16 @@ func waitUntil(t *testing.T, ctx context.Context, what, expression string) {
 }
 
 // tableText is the text of each cell of each row of a table body.
-func tableText(t *testing.T, ctx context.Context, tbody string) [][]string {
+func tableText(ctx context.Context, t *testing.T, tbody string) [][]string {
 	t.Helper()
-	return evaluate[[][]string](t, ctx, `[...document.querySelectorAll(`+jsString(tbody+" tr")+`)].map(tr => [...tr.cells].map(td => td.textContent))`)
+	return evaluate[[][]string](ctx, t, `[...document.querySelectorAll(`+jsString(tbody+" tr")+`)].map(tr => [...tr.cells].map(td => td.textContent))`)
 }
 
 // inputValue sets an input's value as typing would leave it (chromedp's
 // SetValue refuses an empty one).
 func inputValue(id, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := chromedp.Evaluate[bool](`(document.getElementById(` + jsString(id) + `).value = ` + jsString(value) + `) !== null`)(ctx, t)
+		_, err := chromedp.Evaluate[bool](`(document.getElementById(`+jsString(id)+`).value = `+jsString(value)+`) !== null`)(ctx, t)
 		return err
 	})
 }
@@ -164,7 +164,7 @@ func jsString(s string) string {
 	return string(b)
 }
 
-func screenshot(t *testing.T, ctx context.Context, name string) {
+func screenshot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -250,15 +250,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	t.Run("sign in", func(t *testing.T) {
-		within(t, ctx, "open the console", chromedp.Navigate(p.API+"/console"), chromedp.WaitVisible(chromedp.ID("token")))
-		screenshot(t, ctx, "sign-in")
+		within(ctx, t, "open the console", chromedp.Navigate(p.API+"/console"), chromedp.WaitVisible(chromedp.ID("token")))
+		screenshot(ctx, t, "sign-in")
 		// A wrong token is refused and the page says so.
-		within(t, ctx, "sign in with a wrong token",
+		within(ctx, t, "sign in with a wrong token",
 			chromedp.SendKeys(chromedp.ID("token"), "not-the-token"),
 			chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
-		waitUntil(t, ctx, "the refusal", `document.getElementById("login-error").textContent.includes("not valid")`)
-		within(t, ctx, "sign in", chromedp.SendKeys(chromedp.ID("token"), testToken), chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
-		waitUntil(t, ctx, "the plants page", `document.querySelectorAll("#plants-rows tr").length === `+fmt.Sprint(len(seeds)))
+		waitUntil(ctx, t, "the refusal", `document.getElementById("login-error").textContent.includes("not valid")`)
+		within(ctx, t, "sign in", chromedp.SendKeys(chromedp.ID("token"), testToken), chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
+		waitUntil(ctx, t, "the plants page", `document.querySelectorAll("#plants-rows tr").length === `+fmt.Sprint(len(seeds)))
 	})
 
 	t.Run("plants", func(t *testing.T) {
@@ -266,26 +266,26 @@ func TestConsoleInABrowser(t *testing.T) {
 		for _, s := range seeds {
 			want = append(want, []string{fmt.Sprint(s.id), s.name, s.tag})
 		}
-		if got := tableText(t, ctx, "#plants-rows"); !slices.EqualFunc(got, want, slices.Equal) {
+		if got := tableText(ctx, t, "#plants-rows"); !slices.EqualFunc(got, want, slices.Equal) {
 			t.Fatalf("plants page rows\n got %q\nwant %q", got, want)
 		}
-		screenshot(t, ctx, "plants")
+		screenshot(ctx, t, "plants")
 
-		within(t, ctx, "filter by tag",
+		within(ctx, t, "filter by tag",
 			inputValue("plants-tag", "succulent"),
 			chromedp.Click(chromedp.CSS("#plants-filter button[type=submit]")))
-		waitUntil(t, ctx, "the succulents", `document.querySelectorAll("#plants-rows tr").length === 2`)
+		waitUntil(ctx, t, "the succulents", `document.querySelectorAll("#plants-rows tr").length === 2`)
 		want = [][]string{{"3", "Aloe vera", "succulent"}, {"4", "Echeveria elegans", "succulent"}}
-		if got := tableText(t, ctx, "#plants-rows"); !slices.EqualFunc(got, want, slices.Equal) {
+		if got := tableText(ctx, t, "#plants-rows"); !slices.EqualFunc(got, want, slices.Equal) {
 			t.Fatalf("tag=succulent rows\n got %q\nwant %q", got, want)
 		}
 
 		// Pages of 20: the first holds 9 plants and no next page.
-		within(t, ctx, "list all again",
+		within(ctx, t, "list all again",
 			inputValue("plants-tag", ""),
 			chromedp.Click(chromedp.CSS("#plants-filter button[type=submit]")))
-		waitUntil(t, ctx, "every plant", `document.querySelectorAll("#plants-rows tr").length === `+fmt.Sprint(len(seeds)))
-		if next := evaluate[bool](t, ctx, `document.getElementById("plants-next").disabled`); !next {
+		waitUntil(ctx, t, "every plant", `document.querySelectorAll("#plants-rows tr").length === `+fmt.Sprint(len(seeds)))
+		if next := evaluate[bool](ctx, t, `document.getElementById("plants-next").disabled`); !next {
 			t.Fatal("Next page is enabled on the only page")
 		}
 	})
@@ -304,36 +304,36 @@ func TestConsoleInABrowser(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || etag == "" {
 			t.Fatalf("PUT /plants/1 = %d, ETag %q", resp.StatusCode, etag)
 		}
-		within(t, ctx, "open plant 1", chromedp.Click(chromedp.CSS(`#plants-rows tr[data-id="1"]`)))
-		waitUntil(t, ctx, "plant 1's history", `document.querySelectorAll("#plant-history tr").length === 2`)
-		facts := evaluate[[]string](t, ctx, `["plant-id","plant-name","plant-tag","plant-etag"].map(id => document.getElementById(id).textContent)`)
+		within(ctx, t, "open plant 1", chromedp.Click(chromedp.CSS(`#plants-rows tr[data-id="1"]`)))
+		waitUntil(ctx, t, "plant 1's history", `document.querySelectorAll("#plant-history tr").length === 2`)
+		facts := evaluate[[]string](ctx, t, `["plant-id","plant-name","plant-tag","plant-etag"].map(id => document.getElementById(id).textContent)`)
 		if want := []string{"1", "Monstera", "tropical", etag}; !slices.Equal(facts, want) {
 			t.Fatalf("plant page shows %q, want %q", facts, want)
 		}
-		history := tableText(t, ctx, "#plant-history")
+		history := tableText(ctx, t, "#plant-history")
 		if history[0][1] != "plant.updated" || history[0][3] != "Monstera" || history[1][1] != "plant.created" || history[1][3] != "Monstera deliciosa" {
 			t.Fatalf("plant 1's history = %q, want its update then its create, newest first", history)
 		}
-		screenshot(t, ctx, "plant")
+		screenshot(ctx, t, "plant")
 
 		// A plant named with a payload shows it as its name.
-		within(t, ctx, "open plant 900", chromedp.Navigate(p.API+"/console#/plants/900"))
-		waitUntil(t, ctx, "plant 900's history", `document.querySelectorAll("#plant-history tr").length === 1`)
-		if got := evaluate[string](t, ctx, `document.getElementById("plant-name").textContent`); got != xssPayloads[0] {
+		within(ctx, t, "open plant 900", chromedp.Navigate(p.API+"/console#/plants/900"))
+		waitUntil(ctx, t, "plant 900's history", `document.querySelectorAll("#plant-history tr").length === 1`)
+		if got := evaluate[string](ctx, t, `document.getElementById("plant-name").textContent`); got != xssPayloads[0] {
 			t.Fatalf("plant 900's name shows %q, want %q", got, xssPayloads[0])
 		}
 	})
 
 	t.Run("live feed", func(t *testing.T) {
-		within(t, ctx, "open the feed", chromedp.Navigate(p.API+"/console#/feed"))
-		waitUntil(t, ctx, "the stream", `document.getElementById("feed-status").textContent === "live"`)
+		within(ctx, t, "open the feed", chromedp.Navigate(p.API+"/console#/feed"))
+		waitUntil(ctx, t, "the stream", `document.getElementById("feed-status").textContent === "live"`)
 		// The stream starts at now: none of the seeds is shown. A plant
 		// created through the API appears.
 		consolePost(t, p.API, plantBody(100, "Calathea orbifolia", "tropical"))
-		waitUntil(t, ctx, "plant 100 in the feed", `document.querySelector('#feed-rows tr[data-id="100"]') !== null`)
+		waitUntil(ctx, t, "plant 100 in the feed", `document.querySelector('#feed-rows tr[data-id="100"]') !== null`)
 		consolePost(t, p.API, plantBody(901+int64(len(xssPayloads)), xssPayloads[1], xssPayloads[0]))
-		waitUntil(t, ctx, "the payload plant in the feed", `document.querySelectorAll("#feed-rows tr").length === 2`)
-		rows := tableText(t, ctx, "#feed-rows")
+		waitUntil(ctx, t, "the payload plant in the feed", `document.querySelectorAll("#feed-rows tr").length === 2`)
+		rows := tableText(ctx, t, "#feed-rows")
 		if rows[0][1] != "plant.created" || rows[0][3] != xssPayloads[1] || rows[0][4] != xssPayloads[0] ||
 			rows[1][1] != "plant.created" || rows[1][2] != "100" || rows[1][3] != "Calathea orbifolia" || rows[1][4] != "tropical" {
 			t.Fatalf("feed rows = %q", rows)
@@ -341,35 +341,35 @@ func TestConsoleInABrowser(t *testing.T) {
 
 		// Paused, the page shows nothing new; resumed, it follows on from
 		// where it paused and misses nothing.
-		within(t, ctx, "pause", chromedp.Click(chromedp.ID("feed-pause")))
-		waitUntil(t, ctx, "paused", `document.getElementById("feed-status").textContent === "paused"`)
+		within(ctx, t, "pause", chromedp.Click(chromedp.ID("feed-pause")))
+		waitUntil(ctx, t, "paused", `document.getElementById("feed-status").textContent === "paused"`)
 		consolePost(t, p.API, plantBody(101, "Pilea peperomioides", "china"))
-		if n := evaluate[int](t, ctx, `document.querySelectorAll("#feed-rows tr").length`); n != 2 {
+		if n := evaluate[int](ctx, t, `document.querySelectorAll("#feed-rows tr").length`); n != 2 {
 			t.Fatalf("a paused feed shows %d rows, want 2", n)
 		}
-		within(t, ctx, "resume", chromedp.Click(chromedp.ID("feed-pause")))
-		waitUntil(t, ctx, "plant 101 after the resume", `document.querySelector('#feed-rows tr[data-id="101"]') !== null`)
+		within(ctx, t, "resume", chromedp.Click(chromedp.ID("feed-pause")))
+		waitUntil(ctx, t, "plant 101 after the resume", `document.querySelector('#feed-rows tr[data-id="101"]') !== null`)
 
 		// A filter on the tag: only the tag's changes come.
-		within(t, ctx, "filter the feed",
+		within(ctx, t, "filter the feed",
 			inputValue("feed-tag", "fern"),
 			chromedp.Click(chromedp.CSS("#feed-filter button[type=submit]")))
-		waitUntil(t, ctx, "the filtered stream", `document.getElementById("feed-status").textContent === "live" && document.querySelectorAll("#feed-rows tr").length === 0`)
+		waitUntil(ctx, t, "the filtered stream", `document.getElementById("feed-status").textContent === "live" && document.querySelectorAll("#feed-rows tr").length === 0`)
 		consolePost(t, p.API, plantBody(102, "Adiantum raddianum", "not-fern"))
 		consolePost(t, p.API, plantBody(103, "Asplenium nidus", "fern"))
-		waitUntil(t, ctx, "plant 103 in the filtered feed", `document.querySelector('#feed-rows tr[data-id="103"]') !== null`)
-		if rows := tableText(t, ctx, "#feed-rows"); len(rows) != 1 || rows[0][2] != "103" {
+		waitUntil(ctx, t, "plant 103 in the filtered feed", `document.querySelector('#feed-rows tr[data-id="103"]') !== null`)
+		if rows := tableText(ctx, t, "#feed-rows"); len(rows) != 1 || rows[0][2] != "103" {
 			t.Fatalf("the feed filtered on tag fern shows %q, want plant 103 alone", rows)
 		}
-		within(t, ctx, "unfilter the feed",
+		within(ctx, t, "unfilter the feed",
 			inputValue("feed-tag", ""),
 			chromedp.Click(chromedp.CSS("#feed-filter button[type=submit]")))
-		waitUntil(t, ctx, "the stream", `document.getElementById("feed-status").textContent === "live"`)
+		waitUntil(ctx, t, "the stream", `document.getElementById("feed-status").textContent === "live"`)
 		for i, name := range []string{"Philodendron", "Hoya carnosa", "Sansevieria"} {
 			consolePost(t, p.API, plantBody(int64(110+i), name, "tropical"))
 		}
-		waitUntil(t, ctx, "the last three plants", `document.querySelectorAll("#feed-rows tr").length === 3`)
-		screenshot(t, ctx, "feed")
+		waitUntil(ctx, t, "the last three plants", `document.querySelectorAll("#feed-rows tr").length === 3`)
+		screenshot(ctx, t, "feed")
 	})
 
 	t.Run("figures", func(t *testing.T) {
@@ -392,16 +392,16 @@ func TestConsoleInABrowser(t *testing.T) {
 		})
 		stopCreates := sync.OnceFunc(func() { close(done); creates.Wait() })
 		defer stopCreates()
-		within(t, ctx, "open the figures", chromedp.Navigate(p.API+"/console#/figures"))
+		within(ctx, t, "open the figures", chromedp.Navigate(p.API+"/console#/figures"))
 		plots := []string{"plot-created", "plot-latency", "plot-delivery", "plot-backlog"}
 		for _, canvas := range plots {
-			waitUntil(t, ctx, canvas+"'s points", `Number(document.getElementById("`+canvas+`").dataset.points) >= 2`)
+			waitUntil(ctx, t, canvas+"'s points", `Number(document.getElementById("`+canvas+`").dataset.points) >= 2`)
 		}
 		stopCreates()
 		// Each plot drew its series: pixels of the first series' colour
 		// below the legend.
 		for _, canvas := range plots {
-			n := evaluate[int](t, ctx, `(() => {
+			n := evaluate[int](ctx, t, `(() => {
 				const c = document.getElementById("`+canvas+`");
 				const d = c.getContext("2d").getImageData(0, 24, c.width, c.height - 24).data;
 				let n = 0;
@@ -413,21 +413,21 @@ func TestConsoleInABrowser(t *testing.T) {
 				t.Fatalf("%s has %d pixels of its first series' colour below its legend: no line drawn", canvas, n)
 			}
 		}
-		screenshot(t, ctx, "figures")
+		screenshot(ctx, t, "figures")
 	})
 
 	t.Run("webhooks", func(t *testing.T) {
-		within(t, ctx, "open the webhooks", chromedp.Navigate(p.API+"/console#/webhooks"))
-		waitUntil(t, ctx, "the endpoint", `document.querySelector('#webhooks-rows tr[data-endpoint="crm"]') !== null`)
-		rows := tableText(t, ctx, "#webhooks-rows")
+		within(ctx, t, "open the webhooks", chromedp.Navigate(p.API+"/console#/webhooks"))
+		waitUntil(ctx, t, "the endpoint", `document.querySelector('#webhooks-rows tr[data-endpoint="crm"]') !== null`)
+		rows := tableText(ctx, t, "#webhooks-rows")
 		if len(rows) != 1 || rows[0][0] != "crm" || rows[0][1] != "healthy" || !strings.Contains(rows[0][5], "delivered ") {
 			t.Fatalf("webhooks rows = %q, want crm, healthy, with delivered attempts", rows)
 		}
-		screenshot(t, ctx, "webhooks")
+		screenshot(ctx, t, "webhooks")
 	})
 
 	t.Run("nothing ran", func(t *testing.T) {
-		if flag := evaluate[string](t, ctx, `String(window.__xss)`); flag != "undefined" {
+		if flag := evaluate[string](ctx, t, `String(window.__xss)`); flag != "undefined" {
 			t.Fatalf("window.__xss = %s: a payload ran", flag)
 		}
 		_, _, dialogs, messages := watch.snapshot()
@@ -472,7 +472,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if len(cookies.Cookies) != 0 {
 			t.Fatalf("the console set cookies: %v", cookies.Cookies)
 		}
-		html := evaluate[string](t, ctx, `document.documentElement.outerHTML`)
+		html := evaluate[string](ctx, t, `document.documentElement.outerHTML`)
 		if strings.Contains(html, testToken) {
 			t.Fatal("the token is in the page's HTML")
 		}
@@ -483,8 +483,8 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("the server's log holds the token, or no line of the console's requests:\n%s", out)
 		}
 		// Forgetting the token leaves nothing in the tab.
-		within(t, ctx, "forget the token", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
-		if stored := evaluate[int](t, ctx, `sessionStorage.length + localStorage.length`); stored != 0 {
+		within(ctx, t, "forget the token", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
+		if stored := evaluate[int](ctx, t, `sessionStorage.length + localStorage.length`); stored != 0 {
 			t.Fatalf("%d items left in the tab's storage after Forget token", stored)
 		}
 	})

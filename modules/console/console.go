@@ -16,8 +16,8 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"io/fs"
 	"net/http"
-	"path"
 
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,21 +80,32 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	http.ServeFileFS(w, r, assets, "assets/index.html")
 }
 
-// asset serves one of the page's files; only the files embedded, by their
-// base name, so no path reaches outside them.
+// assetFiles are the page's files by name, the page itself left out (it
+// is served at Path): a request names one of them or gets a 404, so no
+// path reaches anything else.
+var assetFiles = func() map[string]string {
+	entries, err := fs.ReadDir(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded directory: always there
+	}
+	files := make(map[string]string, len(entries))
+	for _, e := range entries {
+		if name := e.Name(); name != "index.html" {
+			files[name] = "assets/" + name
+		}
+	}
+	return files
+}()
+
+// asset serves one of the page's files.
 func (c *Console) asset(w http.ResponseWriter, r *http.Request) {
 	name := mux.Vars(r)["file"]
-	if name != path.Base(name) || name == "index.html" {
+	file, ok := assetFiles[name]
+	if !ok {
 		httperr.Write(w, http.StatusNotFound, "no such console file: "+name)
 		return
 	}
-	f, err := assets.Open("assets/" + name)
-	if err != nil {
-		httperr.Write(w, http.StatusNotFound, "no such console file: "+name)
-		return
-	}
-	_ = f.Close()
-	http.ServeFileFS(w, r, assets, "assets/"+name)
+	http.ServeFileFS(w, r, assets, file)
 }
 
 func (c *Console) figures(w http.ResponseWriter, _ *http.Request) {
