@@ -229,7 +229,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	receiver := webhookstest.NewReceiver(t, secret)
 	hooks := filepath.Join(t.TempDir(), "webhooks.yaml")
 	writeWebhooksFile(t, hooks, secret, map[string]*webhookstest.Receiver{"crm": receiver})
-	p := startProcess(t, append(webhookEnv(hooks), "PLANTSTORE_STORE=bolt", "PLANTSTORE_LOG_LEVEL=debug")...)
+	// A token that may only write, to be told at sign-in that it may not
+	// read.
+	const writerToken = "console-writer-token-0123456789"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte(writerToken+" name=writer plants:write\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProcess(t, append(webhookEnv(hooks), "PLANTSTORE_STORE=bolt", "PLANTSTORE_LOG_LEVEL=debug", "PLANTSTORE_TOKENS_FILE="+tokens)...)
 
 	type seeded struct {
 		id        int64
@@ -257,6 +264,13 @@ func TestConsoleInABrowser(t *testing.T) {
 			chromedp.SendKeys(chromedp.ID("token"), "not-the-token"),
 			chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
 		waitUntil(ctx, t, "the refusal", `document.getElementById("login-error").textContent.includes("not valid")`)
+		within(ctx, t, "sign in with a token that may not read",
+			chromedp.SendKeys(chromedp.ID("token"), writerToken),
+			chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
+		waitUntil(ctx, t, "the scope's refusal", `document.getElementById("login-error").textContent === "This token may not read plants (it lacks the scope plants:read)."`)
+		if shown := evaluate[bool](ctx, t, `document.getElementById("plants").hidden && !document.getElementById("login").hidden`); !shown {
+			t.Fatal("a token without plants:read left the sign-in page")
+		}
 		within(ctx, t, "sign in", chromedp.SendKeys(chromedp.ID("token"), testToken), chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
 		waitUntil(ctx, t, "the plants page", `document.querySelectorAll("#plants-rows tr").length === `+fmt.Sprint(len(seeds)))
 	})
@@ -450,7 +464,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		authorized := 0
 		for _, u := range urls {
-			if strings.Contains(u, testToken) {
+			if strings.Contains(u, testToken) || strings.Contains(u, writerToken) {
 				t.Fatalf("the token is in a requested URL: %s", u)
 			}
 		}
@@ -479,7 +493,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if !strings.Contains(html, "Monstera") && !strings.Contains(html, "crm") {
 			t.Fatal("the page's HTML holds no data: the check read the wrong page")
 		}
-		if out := p.Output(); strings.Contains(out, testToken) || !strings.Contains(out, `"/console/api/figures"`) {
+		if out := p.Output(); strings.Contains(out, testToken) || strings.Contains(out, writerToken) || !strings.Contains(out, `"/console/api/figures"`) {
 			t.Fatalf("the server's log holds the token, or no line of the console's requests:\n%s", out)
 		}
 		// Forgetting the token leaves nothing in the tab.
