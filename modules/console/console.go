@@ -61,9 +61,6 @@ func New(g prometheus.Gatherer) *Console {
 	return &Console{sampler: NewSampler(g)}
 }
 
-// Sampler is the console's sampler of figures.
-func (c *Console) Sampler() *Sampler { return c.sampler }
-
 // Routes are the console's routes on the API listener: the page and its
 // files, public; the figures, for a caller with plants:read.
 func (c *Console) Routes() []httpapi.Route {
@@ -125,6 +122,8 @@ var Module = fx.Module("console",
 		func(reg *prometheus.Registry) *Console { return New(reg) },
 		httpapi.AsAPIRoutes((*Console).Routes),
 	),
+	// The sampler runs from start to stop: its ring must hold the minutes
+	// before someone opens the page.
 	fx.Invoke(func(lc fx.Lifecycle, c *Console) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
