@@ -108,6 +108,41 @@ type ChangePage struct {
 	Next string `json:"next"`
 }
 
+// ConsoleFigures defines model for ConsoleFigures.
+type ConsoleFigures struct {
+	Endpoints []struct {
+		// Attempts Attempts since the process started, by outcome.
+		Attempts                map[string]float32 `json:"attempts"`
+		CircuitOpen             bool               `json:"circuit_open"`
+		DeadLetters             float32            `json:"dead_letters"`
+		Gone                    bool               `json:"gone"`
+		Name                    string             `json:"name"`
+		OldestPendingAgeSeconds float32            `json:"oldest_pending_age_seconds"`
+		Pending                 float32            `json:"pending"`
+	} `json:"endpoints"`
+	IntervalSeconds float32 `json:"interval_seconds"`
+	Samples         []struct {
+		CreatedPerSecond *float32 `json:"created_per_second"`
+
+		// DeliveryLatencySeconds Percentiles in seconds; null without an observation in the interval.
+		DeliveryLatencySeconds *ConsoleQuantiles `json:"delivery_latency_seconds"`
+
+		// RequestLatencySeconds Percentiles in seconds; null without an observation in the interval.
+		RequestLatencySeconds *ConsoleQuantiles `json:"request_latency_seconds"`
+		RequestsPerSecond     *float32          `json:"requests_per_second"`
+		Time                  time.Time         `json:"time"`
+		WebhookDeadLetters    *float32          `json:"webhook_dead_letters"`
+		WebhookPending        *float32          `json:"webhook_pending"`
+	} `json:"samples"`
+}
+
+// ConsoleQuantiles Percentiles in seconds; null without an observation in the interval.
+type ConsoleQuantiles struct {
+	P50 float32 `json:"p50"`
+	P90 float32 `json:"p90"`
+	P99 float32 `json:"p99"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	// Error The HTTP status of the answer
@@ -588,6 +623,39 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetConsole performs a GET /console (the `GetConsole` operationId) request.
+	//
+	// The browser console's page: plain HTML that loads the console's own
+	// script and style from `/console/assets/`. It holds no data, so it is
+	// served without credentials; the page asks for a token and sends it
+	// only in the `Authorization` header of its API requests. Every console
+	// answer carries a strict `Content-Security-Policy` (scripts,
+	// styles and connections from this origin only, nothing inline, no
+	// framing), `Referrer-Policy: no-referrer` and
+	// `X-Content-Type-Options: nosniff`.
+	GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConsoleFigures performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+	//
+	// The service's own figures for the console's plots, sampled from this
+	// process's metrics every `interval_seconds` (5) and kept for the last
+	// ten minutes, oldest first: plants created per second, API requests
+	// per second and their latency percentiles (change feed streams and
+	// long polls left out: they last as long as they wait), webhook
+	// delivery latency percentiles and backlog, and each webhook
+	// endpoint's state. A figure that cannot be told is null: the first
+	// sample has no rate, a percentile needs an observation in its
+	// interval, the webhook figures need webhooks. Each replica answers
+	// with its own figures.
+	GetConsoleFigures(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConsoleAsset performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+	//
+	// One of the console's files (its JavaScript modules, style sheet and
+	// icon), embedded in the binary; served without credentials like the
+	// page.
+	GetConsoleAsset(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPlants performs a GET /plants (the `ListPlants` operationId) request.
 	//
 	// Returns one page of plants in ascending id order. Pages are cut by key:
@@ -725,6 +793,69 @@ type ClientInterface interface {
 	// `charset` other than UTF-8 is a 415. A server without this
 	// operation answers 404.
 	ImportPlantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetConsole performs a GET /console (the `GetConsole` operationId) request.
+//
+// The browser console's page: plain HTML that loads the console's own
+// script and style from `/console/assets/`. It holds no data, so it is
+// served without credentials; the page asks for a token and sends it
+// only in the `Authorization` header of its API requests. Every console
+// answer carries a strict `Content-Security-Policy` (scripts,
+// styles and connections from this origin only, nothing inline, no
+// framing), `Referrer-Policy: no-referrer` and
+// `X-Content-Type-Options: nosniff`.
+func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConsoleFigures performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+//
+// The service's own figures for the console's plots, sampled from this
+// process's metrics every `interval_seconds` (5) and kept for the last
+// ten minutes, oldest first: plants created per second, API requests
+// per second and their latency percentiles (change feed streams and
+// long polls left out: they last as long as they wait), webhook
+// delivery latency percentiles and backlog, and each webhook
+// endpoint's state. A figure that cannot be told is null: the first
+// sample has no rate, a percentile needs an observation in its
+// interval, the webhook figures need webhooks. Each replica answers
+// with its own figures.
+func (c *Client) GetConsoleFigures(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleFiguresRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConsoleAsset performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+//
+// One of the console's files (its JavaScript modules, style sheet and
+// icon), embedded in the binary; served without credentials like the
+// page.
+func (c *Client) GetConsoleAsset(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleAssetRequest(c.Server, file)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListPlants performs a GET /plants (the `ListPlants` operationId) request.
@@ -953,6 +1084,94 @@ func (c *Client) ImportPlantsWithBody(ctx context.Context, contentType string, b
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetConsoleRequest constructs an http.Request for the GetConsole method
+func NewGetConsoleRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/console")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConsoleFiguresRequest constructs an http.Request for the GetConsoleFigures method
+func NewGetConsoleFiguresRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/console/api/figures")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConsoleAssetRequest constructs an http.Request for the GetConsoleAsset method
+func NewGetConsoleAssetRequest(server string, file string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "file", file, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/console/assets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListPlantsRequest constructs an http.Request for the ListPlants method
@@ -1456,6 +1675,45 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetConsoleWithResponse performs a GET /console (the `GetConsole` operationId) request.
+	//
+	// The browser console's page: plain HTML that loads the console's own
+	// script and style from `/console/assets/`. It holds no data, so it is
+	// served without credentials; the page asks for a token and sends it
+	// only in the `Authorization` header of its API requests. Every console
+	// answer carries a strict `Content-Security-Policy` (scripts,
+	// styles and connections from this origin only, nothing inline, no
+	// framing), `Referrer-Policy: no-referrer` and
+	// `X-Content-Type-Options: nosniff`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error)
+
+	// GetConsoleFiguresWithResponse performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+	//
+	// The service's own figures for the console's plots, sampled from this
+	// process's metrics every `interval_seconds` (5) and kept for the last
+	// ten minutes, oldest first: plants created per second, API requests
+	// per second and their latency percentiles (change feed streams and
+	// long polls left out: they last as long as they wait), webhook
+	// delivery latency percentiles and backlog, and each webhook
+	// endpoint's state. A figure that cannot be told is null: the first
+	// sample has no rate, a percentile needs an observation in its
+	// interval, the webhook figures need webhooks. Each replica answers
+	// with its own figures.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetConsoleFiguresWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleFiguresResponse, error)
+
+	// GetConsoleAssetWithResponse performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+	//
+	// One of the console's files (its JavaScript modules, style sheet and
+	// icon), embedded in the binary; served without credentials like the
+	// page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetConsoleAssetWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*GetConsoleAssetResponse, error)
+
 	// ListPlantsWithResponse performs a GET /plants (the `ListPlants` operationId) request.
 	//
 	// Returns one page of plants in ascending id order. Pages are cut by key:
@@ -1607,6 +1865,185 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ImportPlantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportPlantsResponse, error)
+}
+
+// GetConsoleResponse200Headers the declared response headers of an HTTP 200 response for GetConsole
+type GetConsoleResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+type GetConsoleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConsoleResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsoleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsoleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsoleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsoleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConsoleFiguresResponse200Headers the declared response headers of an HTTP 200 response for GetConsoleFigures
+type GetConsoleFiguresResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+// GetConsoleFiguresResponse401Headers the declared response headers of an HTTP 401 response for GetConsoleFigures
+type GetConsoleFiguresResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetConsoleFiguresResponse403Headers the declared response headers of an HTTP 403 response for GetConsoleFigures
+type GetConsoleFiguresResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// GetConsoleFiguresResponse429Headers the declared response headers of an HTTP 429 response for GetConsoleFigures
+type GetConsoleFiguresResponse429Headers struct {
+	RetryAfter int
+}
+
+type GetConsoleFiguresResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConsoleFigures
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConsoleFiguresResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetConsoleFiguresResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetConsoleFiguresResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetConsoleFiguresResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON200() *ConsoleFigures {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsoleFiguresResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsoleFiguresResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsoleFiguresResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsoleFiguresResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConsoleAssetResponse200Headers the declared response headers of an HTTP 200 response for GetConsoleAsset
+type GetConsoleAssetResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+type GetConsoleAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConsoleAssetResponse200Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetConsoleAssetResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsoleAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsoleAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsoleAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsoleAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListPlantsResponse200Headers the declared response headers of an HTTP 200 response for ListPlants
@@ -2499,6 +2936,63 @@ func (r ImportPlantsResponse) ContentType() string {
 	return ""
 }
 
+// GetConsoleWithResponse performs a GET /console (the `GetConsole` operationId) request.
+//
+// The browser console's page: plain HTML that loads the console's own
+// script and style from `/console/assets/`. It holds no data, so it is
+// served without credentials; the page asks for a token and sends it
+// only in the `Authorization` header of its API requests. Every console
+// answer carries a strict `Content-Security-Policy` (scripts,
+// styles and connections from this origin only, nothing inline, no
+// framing), `Referrer-Policy: no-referrer` and
+// `X-Content-Type-Options: nosniff`.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error) {
+	rsp, err := c.GetConsole(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsoleResponse(rsp)
+}
+
+// GetConsoleFiguresWithResponse performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+//
+// The service's own figures for the console's plots, sampled from this
+// process's metrics every `interval_seconds` (5) and kept for the last
+// ten minutes, oldest first: plants created per second, API requests
+// per second and their latency percentiles (change feed streams and
+// long polls left out: they last as long as they wait), webhook
+// delivery latency percentiles and backlog, and each webhook
+// endpoint's state. A figure that cannot be told is null: the first
+// sample has no rate, a percentile needs an observation in its
+// interval, the webhook figures need webhooks. Each replica answers
+// with its own figures.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetConsoleFiguresWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleFiguresResponse, error) {
+	rsp, err := c.GetConsoleFigures(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsoleFiguresResponse(rsp)
+}
+
+// GetConsoleAssetWithResponse performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+//
+// One of the console's files (its JavaScript modules, style sheet and
+// icon), embedded in the binary; served without credentials like the
+// page.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetConsoleAssetWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*GetConsoleAssetResponse, error) {
+	rsp, err := c.GetConsoleAsset(ctx, file, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsoleAssetResponse(rsp)
+}
+
 // ListPlantsWithResponse performs a GET /plants (the `ListPlants` operationId) request.
 //
 // Returns one page of plants in ascending id order. Pages are cut by key:
@@ -2703,6 +3197,164 @@ func (c *ClientWithResponses) ImportPlantsWithBodyWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseImportPlantsResponse(rsp)
+}
+
+// ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
+func ParseGetConsoleResponse(rsp *http.Response) (*GetConsoleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsoleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConsoleResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConsoleFiguresResponse parses an HTTP response from a GetConsoleFiguresWithResponse call
+func ParseGetConsoleFiguresResponse(rsp *http.Response) (*GetConsoleFiguresResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsoleFiguresResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConsoleFigures
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConsoleFiguresResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetConsoleFiguresResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetConsoleFiguresResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetConsoleFiguresResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConsoleAssetResponse parses an HTTP response from a GetConsoleAssetWithResponse call
+func ParseGetConsoleAssetResponse(rsp *http.Response) (*GetConsoleAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsoleAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConsoleAssetResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListPlantsResponse parses an HTTP response from a ListPlantsWithResponse call
