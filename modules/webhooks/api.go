@@ -146,7 +146,7 @@ func apiResource(stored endpointstore.Endpoint) endpointJSON {
 func (e endpointJSON) etag() string {
 	e.Secret = ""
 	sum := sha256.Sum256(marshal(e))
-	return `"` + hex.EncodeToString(sum[:16]) + `"`
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
 }
 
 // EndpointsAPI serves the endpoints under /webhooks/endpoints.
@@ -347,7 +347,7 @@ func (a *EndpointsAPI) create(w http.ResponseWriter, r *http.Request) {
 		a.storeError(w, r, err)
 		return
 	}
-	a.d.endpointsChanged()
+	a.d.endpointsChanged(r.Context())
 	a.log.Info("webhook endpoint created", zap.String("endpoint", stored.ID))
 	res := apiResource(stored)
 	w.Header().Set("Location", EndpointsPath+"/"+stored.ID)
@@ -413,7 +413,7 @@ func checkPublicHost(raw string) error {
 	if err != nil {
 		return nil // a name
 	}
-	if why := internal(addr.Unmap()); why != "" {
+	if why := internal(addr); why != "" {
 		return fmt.Errorf("%s is %s, an internal destination (--webhooks-allow-private allows it, for development)", addr, why)
 	}
 	return nil
@@ -489,7 +489,7 @@ func (a *EndpointsAPI) patch(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			if err := f.set(string(f.raw) == "null"); err != nil {
-				return http.StatusBadRequest, fmt.Errorf("%s: %s", f.name, patchTypes[f.name])
+				return http.StatusBadRequest, fmt.Errorf("%s: %s", f.name, fieldTypes[f.name])
 			}
 		}
 		if ep.Enabled {
@@ -502,10 +502,11 @@ func (a *EndpointsAPI) patch(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// patchTypes says what each field of a patch must be.
-var patchTypes = map[string]string{
+// fieldTypes says what each field of a body must be.
+var fieldTypes = map[string]string{
 	"url": "must be text", "description": "must be text, or null for none", "format": "must be text",
 	"events": "must be a list of events, or null for every event of the format", "enabled": "must be true or false",
+	"overlap": `must be a duration such as "24h"`,
 }
 
 // setString sets *dst from raw: null clears it when nullable.
@@ -614,7 +615,7 @@ func (a *EndpointsAPI) delete(w http.ResponseWriter, r *http.Request) {
 			a.storeError(w, r, err)
 			return
 		}
-		a.d.endpointsChanged()
+		a.d.endpointsChanged(r.Context())
 		a.log.Info("webhook endpoint deleted", zap.String("endpoint", id))
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -665,7 +666,7 @@ func (a *EndpointsAPI) write(w http.ResponseWriter, r *http.Request, id string, 
 			a.storeError(w, r, err)
 			return
 		}
-		a.d.endpointsChanged()
+		a.d.endpointsChanged(r.Context())
 		a.log.Info("webhook endpoint "+done, zap.String("endpoint", id))
 		res = apiResource(stored)
 		w.Header().Set("ETag", res.etag())
@@ -750,6 +751,9 @@ func decodeObject(doc []byte, v any, fields string) error {
 	if !utf8.Valid(doc) {
 		return errors.New("the body must be UTF-8 JSON")
 	}
+	if trimmed := bytes.TrimSpace(doc); len(trimmed) == 0 || trimmed[0] != '{' {
+		return errors.New("the body must be one JSON object")
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -757,13 +761,14 @@ func decodeObject(doc []byte, v any, fields string) error {
 		if errors.As(err, &syntax) || errors.Is(err, io.EOF) || strings.HasPrefix(err.Error(), "unexpected EOF") {
 			return errors.New("the body must be one JSON object")
 		}
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && fieldTypes[typeErr.Field] != "" {
+			return fmt.Errorf("%s: %s", typeErr.Field, fieldTypes[typeErr.Field])
+		}
 		return errors.New(syntaxError(err, fields))
 	}
 	if _, err := dec.Token(); err == nil || !errors.Is(err, io.EOF) {
 		return errors.New("the body must be one JSON object, with nothing after it")
-	}
-	if bytes.TrimSpace(doc)[0] != '{' {
-		return errors.New("the body must be one JSON object")
 	}
 	return nil
 }

@@ -24,12 +24,10 @@ const apiIDPrefix = "ep_"
 const apiPoll = 250 * time.Millisecond
 
 // apiEndpoints is the dispatcher's part of the API's endpoints: where
-// they are kept, the version of them it runs, and the wake of its watch
-// after a write on this replica.
+// they are kept, and the version of them it runs.
 type apiEndpoints struct {
 	store   endpointstore.Store
 	version int64 // under applyMu
-	changed chan struct{}
 }
 
 // ManagedBy has the dispatcher send to the endpoints store keeps (those
@@ -37,17 +35,17 @@ type apiEndpoints struct {
 // any replica, within apiPoll.
 func ManagedBy(store endpointstore.Store) Option {
 	return func(d *Dispatcher) {
-		d.endpoints = apiEndpoints{store: store, changed: make(chan struct{}, 1)}
+		d.endpoints = apiEndpoints{store: store}
 	}
 }
 
-// endpointsChanged has the watch read the API's endpoints now: this
-// replica wrote one.
-func (d *Dispatcher) endpointsChanged() {
-	select {
-	case d.endpoints.changed <- struct{}{}:
-	default:
-	}
+// endpointsChanged applies the API's endpoints now: this replica wrote
+// one, and sends as written from the answer on (a rotated secret signs
+// the next request). Should the read fail, the watch tries again.
+func (d *Dispatcher) endpointsChanged(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	d.refreshAPI(ctx)
 }
 
 // watchAPI applies the API's endpoints each time their version moves.
@@ -60,7 +58,6 @@ func (d *Dispatcher) watchAPI() {
 		case <-d.stopping:
 			return
 		case <-tick.C:
-		case <-d.endpoints.changed:
 		}
 		ctx, cancel := context.WithTimeout(d.base, settleTimeout)
 		d.refreshAPI(ctx)
@@ -196,7 +193,7 @@ func (d *Dispatcher) disable(name, reason string) {
 		stored.Secrets = activeSecrets(stored.Secrets, stored.UpdatedAt)
 		if _, err = d.endpoints.store.PutEndpoint(ctx, stored, expect); err == nil {
 			d.log.Warn("webhook endpoint disabled: its events wait until it is enabled again", zap.String("endpoint", name), zap.String("reason", reason))
-			d.endpointsChanged()
+			d.endpointsChanged(ctx)
 			return
 		}
 		if !errors.Is(err, endpointstore.ErrRevision) {
