@@ -396,3 +396,59 @@ func headerText(h http.Header) string {
 	_ = h.Write(&b)
 	return b.String()
 }
+
+// TestWebhookEndpointsTwoPostgresReplicas: an endpoint made on one replica
+// is sent the changes made on either, once the other has read it (within
+// a second: the test waits with a deadline, it does not time it); its
+// delete stops both: a change made on either after they have applied the
+// delete writes no event for it.
+func TestWebhookEndpointsTwoPostgresReplicas(t *testing.T) {
+	t.Parallel()
+	fileSecret := webhookstest.NewSecret()
+	crm := webhookstest.NewReceiver(t, fileSecret)
+	cfgA := webhooksAPIConfig(t, plants.StorePostgres, crm, fileSecret)
+	cfgB := cfgA
+	cfgB.Plants.Postgres.URL = cfgA.Plants.Postgres.URL
+	a, b := startServer(t, cfgA), startServer(t, cfgB)
+
+	rcv := webhookstest.NewReceiver(t, webhookstest.NewSecret())
+	created := a.do(t, a.request(t, http.MethodPost, "/webhooks/endpoints", testToken, "application/json", []byte(`{"url":"`+rcv.URL+`"}`)))
+	var ep endpointResource
+	created.JSON(t, &ep)
+	if created.Status != http.StatusCreated {
+		t.Fatalf("create = %d %s", created.Status, created.Body)
+	}
+	waitApplied(t, b, ep.ID, false)
+	for i, s := range []*testServer{a, b} {
+		if r := s.post(t, `{"id":`+string(rune('1'+i))+`,"name":"from replica `+string(rune('a'+i))+`"}`); r.Status != http.StatusOK {
+			t.Fatalf("create plant = %d", r.Status)
+		}
+	}
+	awaitDelivery(t, rcv, 2)
+	bodies := map[string]bool{}
+	for _, req := range rcv.Requests() {
+		verifyWith(t, req, ep.Secret)
+		bodies[string(req.Body)] = true
+	}
+	if !bodies[`{"id":1,"name":"from replica a"}`] || !bodies[`{"id":2,"name":"from replica b"}`] {
+		t.Fatalf("delivered %v, want both replicas' creates", bodies)
+	}
+
+	if r := a.do(t, a.request(t, http.MethodDelete, "/webhooks/endpoints/"+ep.ID, testToken, "", nil)); r.Status != http.StatusNoContent {
+		t.Fatalf("delete = %d %s", r.Status, r.Body)
+	}
+	eventually(t, 30*time.Second, "replica b drops the endpoint", func() bool {
+		return !strings.Contains(scrape(t, b, false), `plantstore_webhook_endpoint_gone{endpoint="`+ep.ID+`"}`)
+	})
+	for i, s := range []*testServer{a, b} {
+		if r := s.post(t, `{"id":`+string(rune('3'+i))+`,"name":"after the delete"}`); r.Status != http.StatusOK {
+			t.Fatalf("create plant = %d", r.Status)
+		}
+	}
+	// The file's endpoint gets both creates; by then no event for the
+	// deleted endpoint was written, so none can arrive.
+	awaitDelivery(t, crm, 4)
+	if n := len(rcv.Requests()); n != 2 {
+		t.Fatalf("the deleted endpoint got %d requests, want the 2 before its delete", n)
+	}
+}
