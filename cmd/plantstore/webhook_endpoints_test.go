@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -450,5 +451,52 @@ func TestWebhookEndpointsTwoPostgresReplicas(t *testing.T) {
 	awaitDelivery(t, crm, 4)
 	if n := len(rcv.Requests()); n != 2 {
 		t.Fatalf("the deleted endpoint got %d requests, want the 2 before its delete", n)
+	}
+}
+
+// TestWebhookEndpointGoneIsDisabled: an endpoint made through the API that
+// answers 410 is disabled, and its resource says so; its events wait, and
+// enabled again it gets them, the one it answered 410 included, each
+// acknowledged once.
+func TestWebhookEndpointGoneIsDisabled(t *testing.T) {
+	t.Parallel()
+	fileSecret := webhookstest.NewSecret()
+	s := startServer(t, webhooksAPIConfig(t, plants.StoreBolt, webhookstest.NewReceiver(t, fileSecret), fileSecret))
+	rcv := webhookstest.NewReceiver(t, webhookstest.NewSecret())
+	rcv.SetAnswer(func(webhookstest.Request, int) (int, http.Header) { return http.StatusGone, nil })
+	created := s.do(t, s.request(t, http.MethodPost, "/webhooks/endpoints", testToken, "application/json", []byte(`{"url":"`+rcv.URL+`"}`)))
+	var ep endpointResource
+	created.JSON(t, &ep)
+	if r := s.post(t, `{"id":1,"name":"Monstera"}`); r.Status != http.StatusOK {
+		t.Fatalf("create plant = %d", r.Status)
+	}
+	var shown endpointResource
+	eventually(t, 30*time.Second, "the endpoint is disabled", func() bool {
+		r := s.do(t, s.request(t, http.MethodGet, "/webhooks/endpoints/"+ep.ID, testToken, "", nil))
+		r.JSON(t, &shown)
+		return !shown.Enabled
+	})
+	if shown.DisabledReason != "the endpoint answered 410 Gone" {
+		t.Fatalf("disabled_reason = %q", shown.DisabledReason)
+	}
+	if r := s.post(t, `{"id":2,"name":"Fern"}`); r.Status != http.StatusOK {
+		t.Fatalf("create plant = %d", r.Status)
+	}
+	rcv.SetAnswer(nil)
+	r := s.do(t, s.request(t, http.MethodPatch, "/webhooks/endpoints/"+ep.ID, testToken, "application/json", []byte(`{"enabled":true}`)))
+	var enabled endpointResource
+	r.JSON(t, &enabled)
+	if r.Status != http.StatusOK || !enabled.Enabled || enabled.DisabledReason != "" {
+		t.Fatalf("enable = %d %s", r.Status, r.Body)
+	}
+	awaitDelivery(t, rcv, 2)
+	delivered := rcv.Delivered()
+	var bodies []string
+	for _, body := range delivered {
+		bodies = append(bodies, string(body))
+	}
+	slices.Sort(bodies)
+	if strings.Join(bodies, " ") != `{"id":1,"name":"Monstera"} {"id":2,"name":"Fern"}` {
+		t.Fatalf("delivered %v, want both plants", bodies)
 	}
 }
