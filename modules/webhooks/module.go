@@ -85,12 +85,12 @@ type Params struct {
 	Config Config
 	Outbox outbox.Store `optional:"true"`
 	// Changes wakes the dispatcher at each change the store commits.
-	Changes  changes.ChangeLog `optional:"true"`
+	Changes changes.ChangeLog `optional:"true"`
 	// Endpoints keeps the endpoints made through the API.
 	Endpoints endpointstore.Store `optional:"true"`
-	Registry prometheus.Registerer
-	Tracer   trace.TracerProvider
-	Log      *zap.Logger
+	Registry  prometheus.Registerer
+	Tracer    trace.TracerProvider
+	Log       *zap.Logger
 }
 
 // New reads the webhooks file and builds the service of its endpoints over
