@@ -409,12 +409,10 @@ func checkPublicHost(raw string) error {
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return errors.New("localhost is an internal destination (--webhooks-allow-private allows it, for development)")
 	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return nil // a name
-	}
-	if why := internal(addr); why != "" {
-		return fmt.Errorf("%s is %s, an internal destination (--webhooks-allow-private allows it, for development)", addr, why)
+	if addr, err := netip.ParseAddr(host); err == nil { // not a name
+		if why := internal(addr); why != "" {
+			return fmt.Errorf("%s is %s, an internal destination (--webhooks-allow-private allows it, for development)", addr, why)
+		}
 	}
 	return nil
 }
