@@ -17,12 +17,6 @@ import (
 // collide.
 const apiIDPrefix = "ep_"
 
-// apiPoll is how often a replica asks the store whether the API's
-// endpoints changed: a change made on another replica is sent to by this
-// one within about that time. One small read per replica, whatever the
-// number of endpoints.
-const apiPoll = 250 * time.Millisecond
-
 // apiEndpoints is the dispatcher's part of the API's endpoints: where
 // they are kept, and the version of them it runs.
 type apiEndpoints struct {
@@ -32,7 +26,9 @@ type apiEndpoints struct {
 
 // ManagedBy has the dispatcher send to the endpoints store keeps (those
 // made through the API) besides the file's, and follow their changes, on
-// any replica, within apiPoll.
+// any replica: each asks the store whether they changed at every
+// --webhooks-poll-interval (500ms by default), one small read whatever the
+// number of endpoints.
 func ManagedBy(store endpointstore.Store) Option {
 	return func(d *Dispatcher) {
 		d.endpoints = apiEndpoints{store: store}
@@ -51,7 +47,7 @@ func (d *Dispatcher) endpointsChanged(ctx context.Context) {
 // watchAPI applies the API's endpoints each time their version moves.
 func (d *Dispatcher) watchAPI() {
 	defer d.loops.Done()
-	tick := time.NewTicker(apiPoll)
+	tick := time.NewTicker(d.cfg.PollInterval)
 	defer tick.Stop()
 	for {
 		select {
