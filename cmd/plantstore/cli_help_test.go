@@ -113,7 +113,7 @@ func TestCLICompletion(t *testing.T) {
 	// What the script offers after a command line: COMP_WORDS as bash
 	// sets them when <Tab> is pressed at the end of the last word.
 	for line, want := range map[string]string{
-		"plantstore ":                        "completion export healthcheck help import migrate plants version",
+		"plantstore ":                        "completion export healthcheck help import migrate plants version webhooks",
 		"plantstore pl":                      "plants",
 		"plantstore plants ":                 "create delete get help list update watch",
 		"plantstore plants watch --":         "--after --tag --token --token-file --types --url --wait",

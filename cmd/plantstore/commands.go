@@ -113,13 +113,15 @@ const commandsHelp = `commands:
                                      the plants of a running server, as its client
   plantstore export [-f FILE]        every plant as NDJSON, in id order (a backup)
   plantstore import [-f FILE]        create the plants of an export
+  plantstore webhooks list|create|rotate|delete ...
+                                     the webhook endpoints of a running server
   plantstore migrate [flags]         bring the store's schema up to date and exit
   plantstore healthcheck [flags]     exit 0 when the local server is ready
   plantstore version | --version     print the version
   plantstore completion bash|zsh     print a shell completion script
   plantstore help [COMMAND]          this text, or a command's
 
-The client commands (plants, export, import) find the server with --url or
+The client commands (plants, export, import, webhooks) find the server with --url or
 PLANTSTORE_URL and authenticate with --token, --token-file or PLANTSTORE_TOKEN.
 plantstore COMMAND --help lists a command's flags.
 
@@ -163,9 +165,9 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return serverHelp(stdout, []string{"--help"})
 	}
 	switch args[0] {
-	case "plants", "export", "import":
+	case "plants", "export", "import", "webhooks":
 		words := args[:1]
-		if args[0] == "plants" && len(args) > 1 {
+		if (args[0] == "plants" || args[0] == "webhooks") && len(args) > 1 {
 			words = args[:2] // help plants VERB: the verb's own help
 		}
 		return cli.Run(append(slices.Clip(words), "--help"), cli.IO{Stdout: stdout, Stderr: stderr})
@@ -226,7 +228,7 @@ func completionCommands() []cli.Command {
 		{Words: []string{"healthcheck"}, Flags: cli.FlagNames(healthFS)},
 		{Words: []string{"migrate"}, Flags: cli.FlagNames(migrateFS)},
 		{Words: []string{"completion"}, Args: cli.Shells},
-		{Words: []string{"help"}, Args: []string{"plants", "export", "import", "migrate", "healthcheck", "version", "completion"}},
+		{Words: []string{"help"}, Args: []string{"plants", "export", "import", "webhooks", "migrate", "healthcheck", "version", "completion"}},
 	}
 	return append(commands, cli.Commands()...)
 }

@@ -63,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return healthcheck(args[1:], stdout, stderr)
 		case "migrate":
 			return migrate(args[1:], stdout, stderr)
-		case "plants", "export", "import": // the client side: internal/cli
+		case "plants", "export", "import", "webhooks": // the client side: internal/cli
 			return cli.Run(args, cli.IO{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
 		}
 	}

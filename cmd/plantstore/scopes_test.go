@@ -160,6 +160,11 @@ func TestOpenAPIDeclaresScopes(t *testing.T) {
 		}
 		want[op.method+" "+path] = op.scope
 	}
+	// The webhook endpoints' operations, tested by TestWebhookEndpoints.
+	for _, key := range []string{"GET /webhooks/endpoints", "POST /webhooks/endpoints", "GET /webhooks/endpoints/{id}",
+		"PATCH /webhooks/endpoints/{id}", "DELETE /webhooks/endpoints/{id}", "POST /webhooks/endpoints/{id}/rotate"} {
+		want[key] = principal.ScopeWebhooksManage
+	}
 	// The console's page and files are public: no credentials, no scope
 	// (TestConsoleRoutes serves them without a token).
 	public := map[string]bool{"GET /console": true, "GET /console/assets/{file}": true}

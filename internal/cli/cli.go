@@ -1,6 +1,7 @@
 // Package cli is the client side of the plantstore binary: `plantstore
-// plants create|get|list|update|delete|watch`, `plantstore export` and
-// `plantstore import`, built on the Go client (package client), and the
+// plants create|get|list|update|delete|watch`, `plantstore export`,
+// `plantstore import` and `plantstore webhooks list|create|rotate|delete`,
+// built on the Go client (package client), and the
 // shell completion scripts of the whole binary.
 //
 // Exit codes: 0 on success, 1 for a failed operation (the server's message
@@ -55,6 +56,8 @@ func Run(args []string, stdio IO) int {
 		return runExport(ctx, args[1:], stdio)
 	case "import":
 		return runImport(ctx, args[1:], stdio)
+	case "webhooks":
+		return runWebhooks(ctx, args[1:], stdio)
 	}
 	fmt.Fprintf(stdio.Stderr, "plantstore: unknown command %q\n", args[0])
 	return exitUsage

@@ -39,6 +39,11 @@ func Commands() []Command {
 		fs, _ := newPlantsFlags(verb, none)
 		cmds = append(cmds, Command{Words: []string{"plants", verb}, Flags: FlagNames(fs)})
 	}
+	cmds = append(cmds, Command{Words: []string{"webhooks"}, Args: append([]string{"help"}, webhooksVerbs...)})
+	for _, verb := range webhooksVerbs {
+		fs, _ := newWebhooksFlags(verb, none)
+		cmds = append(cmds, Command{Words: []string{"webhooks", verb}, Flags: FlagNames(fs)})
+	}
 	exportFS, _ := newExportFlags(none)
 	importFS, _ := newImportFlags(none)
 	return append(cmds,

@@ -243,7 +243,7 @@ func TestFileSourceRefusesUnknownScopeAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, "tok plants:delete\n")
 	_, err := newFileSource(path, newTokenSet(nil), zap.NewNop())
-	if err == nil || err.Error() != `tokens file line 1: unknown scope "plants:delete" (known: plants:read, plants:write)` {
+	if err == nil || err.Error() != `tokens file line 1: unknown scope "plants:delete" (known: plants:read, plants:write, webhooks:manage)` {
 		t.Fatalf("newFileSource = %v", err)
 	}
 }

@@ -103,13 +103,13 @@ func TestParseTokens(t *testing.T) {
 // the line, never showing the token.
 func TestParseTokensRefuses(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"ok\nsecret-1 plants:raed\n", `tokens file line 2: unknown scope "plants:raed" (known: plants:read, plants:write)`},
-		{"secret-1 PLANTS:READ\n", `tokens file line 1: unknown scope "PLANTS:READ" (known: plants:read, plants:write)`},
+		{"ok\nsecret-1 plants:raed\n", `tokens file line 2: unknown scope "plants:raed" (known: plants:read, plants:write, webhooks:manage)`},
+		{"secret-1 PLANTS:READ\n", `tokens file line 1: unknown scope "PLANTS:READ" (known: plants:read, plants:write, webhooks:manage)`},
 		{"# c\n\nsecret-1 name=a name=b\n", "tokens file line 3: want one non-empty name="},
 		{"secret-1 name=\n", "tokens file line 1: want one non-empty name="},
 		// Spaces and tabs separate fields; a no-break space does not, so
 		// the two scopes it joins are one unknown scope, refused.
-		{"secret-1 plants:read\u00a0plants:write\n", `tokens file line 1: unknown scope "plants:read\u00a0plants:write" (known: plants:read, plants:write)`},
+		{"secret-1 plants:read\u00a0plants:write\n", `tokens file line 1: unknown scope "plants:read\u00a0plants:write" (known: plants:read, plants:write, webhooks:manage)`},
 	} {
 		got, err := parseTokens(tc.text)
 		if err == nil || err.Error() != tc.want {

@@ -16,12 +16,15 @@ import (
 const (
 	ScopePlantsRead  = "plants:read"  // GET, HEAD and list
 	ScopePlantsWrite = "plants:write" // POST, PUT and DELETE
+	// ScopeWebhooksManage: the webhook endpoints under /webhooks/endpoints,
+	// reading them included (a listing shows where events go).
+	ScopeWebhooksManage = "webhooks:manage"
 )
 
 // Scopes are every scope an operation may require: the names a tokens
 // file or a scope mapping may grant. A new one is added here and to the
 // README's "Scopes" paragraph.
-var Scopes = []string{ScopePlantsRead, ScopePlantsWrite}
+var Scopes = []string{ScopePlantsRead, ScopePlantsWrite, ScopeWebhooksManage}
 
 // Principal is an authenticated caller. Authenticators build one per
 // credential when they load it (a token file line, a verified JWT) and hand
