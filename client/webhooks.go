@@ -2,178 +2,209 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"iter"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/plantstore/plantstore/client/internal/gen"
 )
 
-// WebhookAttempt is one attempt to deliver a webhook, as the server keeps
-// it on record. Status is 0 when the attempt got no answer, and Error then
-// says why (timeout, connection_refused, tls, ssrf_refused, interrupted,
-// connection).
-type WebhookAttempt struct {
-	ID        string    `json:"id"` // its place in the record: a later attempt's is larger
-	WebhookID string    `json:"webhook_id"`
-	Endpoint  string    `json:"endpoint"`
-	Attempt   int       `json:"attempt"` // from 1; a redelivery counts from 1 again
-	At        time.Time `json:"at"`
-	Succeeded bool      `json:"succeeded"`
-	Status    int       `json:"status,omitempty"`
-	Error     string    `json:"error,omitempty"`
-	LatencyMS float64   `json:"latency_ms"`
-	Answer    string    `json:"answer"` // the answer's first bytes (at most 1 KiB), as text
+// WebhookEndpoint is a webhook endpoint as the API shows it (with
+// --webhooks-api): never its secrets, but their fingerprints.
+type WebhookEndpoint struct {
+	ID             string               `json:"id"`
+	Source         string               `json:"source"` // "api", or "file" for the webhooks file's (read-only)
+	URL            string               `json:"url"`
+	Description    string               `json:"description,omitempty"`
+	Format         string               `json:"format"`
+	Events         []string             `json:"events"`
+	Enabled        bool                 `json:"enabled"`
+	DisabledReason string               `json:"disabled_reason,omitempty"`
+	Secrets        []WebhookSecretShown `json:"secrets"`
+	CreatedAt      *time.Time           `json:"created_at,omitempty"`
+	UpdatedAt      *time.Time           `json:"updated_at,omitempty"`
 }
 
-// WebhookMessage is one event for one endpoint: its state (pending,
-// delivered or dead) and its attempts on record, oldest first.
-type WebhookMessage struct {
-	ID        string           `json:"id"`
-	Type      string           `json:"type"`
-	PlantID   int64            `json:"plant_id"`
-	Version   int64            `json:"version"`
-	CreatedAt time.Time        `json:"created_at"`
-	Endpoint  string           `json:"endpoint"`
-	State     string           `json:"state"`
-	Attempts  []WebhookAttempt `json:"attempts"`
-	Event     json.RawMessage  `json:"event"`
+// WebhookSecretShown is a secret as the API shows it.
+type WebhookSecretShown struct {
+	Fingerprint string     `json:"fingerprint"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
 }
 
-// WebhookAttemptsOptions select a page of an endpoint's attempts, newest
-// first.
-type WebhookAttemptsOptions struct {
-	Status string // "succeeded", "failed", or "" for every attempt
-	Limit  int    // 1 to 1000; 0 for the server's default (100)
-	After  int64  // only attempts older than the one with this id; 0 from the newest
+// NewWebhookEndpoint is what makes an endpoint: a URL, and optionally a
+// description, a format ("origin", the default, or "envelope") and the
+// events it gets (none: every event of the format).
+type NewWebhookEndpoint struct {
+	URL         string
+	Description string
+	Format      string
+	Events      []string
 }
 
-// WebhookAttemptsPage is one page of attempts; Next selects the page after
-// it, nil on the last.
-type WebhookAttemptsPage struct {
-	Attempts []WebhookAttempt
-	Next     *WebhookAttemptsOptions
-}
+// WebhookSecret is a signing secret the API answered once. It prints
+// redacted: Reveal gives its text, to be stored where the receiver reads
+// it.
+type WebhookSecret struct{ text string }
 
-// WebhookAttempts returns one page of endpoint's attempts, newest first;
-// ErrNotFound when the endpoint is not the server's.
-func (c *Client) WebhookAttempts(ctx context.Context, endpoint string, opts WebhookAttemptsOptions) (WebhookAttemptsPage, error) {
-	var params gen.ListWebhookAttemptsParams
-	if opts.Status != "" {
-		status := gen.ListWebhookAttemptsParamsStatus(opts.Status)
-		params.Status = &status
-	}
-	if opts.Limit != 0 {
-		limit := int32(min(opts.Limit, 1<<30)) //nolint:gosec // G115: clamped
-		params.Limit = &limit
-	}
-	if opts.After != 0 {
-		params.After = &opts.After
-	}
-	var page WebhookAttemptsPage
-	err := c.retries.do(ctx, true, func() (int, string, error) {
-		resp, err := c.api.ListWebhookAttemptsWithResponse(ctx, endpoint, &params)
-		if err != nil {
-			return 0, "", err
-		}
-		status, retryAfter, err := answer(resp.HTTPResponse, resp.Body, http.StatusOK)
-		if err != nil {
-			return status, retryAfter, err
-		}
-		page = WebhookAttemptsPage{}
-		if err := json.Unmarshal(resp.Body, &page.Attempts); err != nil {
-			return status, "", err
-		}
-		page.Next, err = nextAttemptsPage(resp.HTTPResponse.Header.Values("Link"), opts.Status)
-		return status, "", err
-	})
-	return page, err
-}
+// Reveal returns the secret's text, "whsec_...".
+func (s WebhookSecret) Reveal() string { return s.text }
 
-// AllWebhookAttempts yields every attempt of endpoint that opts select
-// (its Limit is the page size), newest first, page by page; it stops at
-// the first error, which it yields.
-func (c *Client) AllWebhookAttempts(ctx context.Context, endpoint string, opts WebhookAttemptsOptions) iter.Seq2[WebhookAttempt, error] {
-	return func(yield func(WebhookAttempt, error) bool) {
-		next := &opts
-		for next != nil {
-			page, err := c.WebhookAttempts(ctx, endpoint, *next)
+func (WebhookSecret) String() string { return "whsec_[redacted]" }
+
+// GoString hides the secret from %#v too.
+func (s WebhookSecret) GoString() string { return s.String() }
+
+// WebhookEndpoints returns every webhook endpoint, following the pages.
+func (c *Client) WebhookEndpoints(ctx context.Context) ([]WebhookEndpoint, error) {
+	out := []WebhookEndpoint{}
+	limit := 1000
+	params := gen.ListWebhookEndpointsParams{Limit: &limit}
+	for {
+		var next *string
+		err := c.retries.do(ctx, true, func() (int, string, error) {
+			resp, err := c.api.ListWebhookEndpointsWithResponse(ctx, &params)
 			if err != nil {
-				yield(WebhookAttempt{}, err)
-				return
+				return 0, "", err
 			}
-			for _, a := range page.Attempts {
-				if !yield(a, nil) {
-					return
-				}
+			status, retryAfter, err := answer(resp.HTTPResponse, resp.Body, http.StatusOK)
+			if err != nil {
+				return status, retryAfter, err
 			}
-			next = page.Next
+			for _, ep := range *resp.JSON200 {
+				out = append(out, shownEndpoint(ep))
+			}
+			next, err = nextAfter(resp.HTTPResponse.Header.Values("Link"))
+			return status, "", err
+		})
+		if err != nil || next == nil {
+			return out, err
 		}
+		params.After = next
 	}
 }
 
-// nextAttemptsPage reads the rel="next" target of Link headers.
-func nextAttemptsPage(links []string, status string) (*WebhookAttemptsOptions, error) {
+// nextAfter is the after of a Link rel="next", nil without one.
+func nextAfter(links []string) (*string, error) {
 	for _, link := range links {
 		target, ok := relNext(link)
 		if !ok {
 			continue
 		}
 		u, err := url.Parse(target)
-		if err != nil {
-			return nil, errors.New("client: unreadable Link header " + strconv.Quote(link))
+		if err != nil || !u.Query().Has("after") {
+			return nil, errors.New("client: unreadable Link header")
 		}
-		q := u.Query()
-		next := WebhookAttemptsOptions{Status: status}
-		if next.Limit, err = strconv.Atoi(q.Get("limit")); err != nil {
-			return nil, errors.New("client: Link header with a bad limit: " + strconv.Quote(link))
-		}
-		if next.After, err = strconv.ParseInt(q.Get("after"), 10, 64); err != nil {
-			return nil, errors.New("client: Link header with a bad after: " + strconv.Quote(link))
-		}
-		return &next, nil
+		after := u.Query().Get("after")
+		return &after, nil
 	}
 	return nil, nil
 }
 
-// WebhookMessage returns the message whose webhook-id is id, with its
-// attempts; ErrNotFound when there is none (or it is past the retention).
-func (c *Client) WebhookMessage(ctx context.Context, id string) (WebhookMessage, error) {
-	var m WebhookMessage
-	err := c.retries.do(ctx, true, func() (int, string, error) {
-		resp, err := c.api.GetWebhookMessageWithResponse(ctx, id)
+// CreateWebhookEndpoint makes an endpoint and returns it with its secret,
+// which the API gives this once. A create is not repeated after a lost
+// answer: it would make a second endpoint.
+func (c *Client) CreateWebhookEndpoint(ctx context.Context, ep NewWebhookEndpoint) (WebhookEndpoint, WebhookSecret, error) {
+	body := gen.NewWebhookEndpoint{Url: ep.URL}
+	if ep.Description != "" {
+		body.Description = &ep.Description
+	}
+	if ep.Format != "" {
+		f := gen.NewWebhookEndpointFormat(ep.Format)
+		body.Format = &f
+	}
+	if ep.Events != nil {
+		events := make([]gen.NewWebhookEndpointEvents, len(ep.Events))
+		for i, e := range ep.Events {
+			events[i] = gen.NewWebhookEndpointEvents(e)
+		}
+		body.Events = &events
+	}
+	var got WebhookEndpoint
+	var secret WebhookSecret
+	err := c.retries.do(ctx, false, func() (int, string, error) {
+		resp, err := c.api.CreateWebhookEndpointWithResponse(ctx, body)
+		if err != nil {
+			return 0, "", err
+		}
+		status, retryAfter, err := answer(resp.HTTPResponse, resp.Body, http.StatusCreated)
+		if err == nil {
+			got, secret = withSecret(*resp.JSON201)
+		}
+		return status, retryAfter, err
+	})
+	return got, secret, err
+}
+
+// RotateWebhookSecret gives the endpoint id a new secret, returned this
+// once; its current secrets keep signing for overlap (the server's
+// default, 24h, when negative), then are dropped.
+func (c *Client) RotateWebhookSecret(ctx context.Context, id string, overlap time.Duration) (WebhookEndpoint, WebhookSecret, error) {
+	var body gen.WebhookSecretRotation
+	if overlap >= 0 {
+		text := overlap.String()
+		body.Overlap = &text
+	}
+	var got WebhookEndpoint
+	var secret WebhookSecret
+	err := c.retries.do(ctx, false, func() (int, string, error) {
+		resp, err := c.api.RotateWebhookEndpointSecretWithResponse(ctx, id, nil, body)
 		if err != nil {
 			return 0, "", err
 		}
 		status, retryAfter, err := answer(resp.HTTPResponse, resp.Body, http.StatusOK)
 		if err == nil {
-			err = json.Unmarshal(resp.Body, &m)
+			got, secret = withSecret(*resp.JSON200)
 		}
 		return status, retryAfter, err
 	})
-	return m, err
+	return got, secret, err
 }
 
-// RedeliverWebhook sends the message id again now, whatever its state (a
-// dead letter included), with its webhook-id and bytes; it returns the
-// message as queued (pending). ErrNotFound when there is none. A lost
-// answer is not retried: the retry would send the message once more.
-func (c *Client) RedeliverWebhook(ctx context.Context, id string) (WebhookMessage, error) {
-	var m WebhookMessage
-	err := c.retries.do(ctx, false, func() (int, string, error) {
-		resp, err := c.api.RedeliverWebhookMessageWithResponse(ctx, id, nil)
+// DeleteWebhookEndpoint removes the endpoint id; ErrNotFound when there
+// is none.
+func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+	return c.retries.do(ctx, false, func() (int, string, error) {
+		resp, err := c.api.DeleteWebhookEndpointWithResponse(ctx, id, nil)
 		if err != nil {
 			return 0, "", err
 		}
-		status, retryAfter, err := answer(resp.HTTPResponse, resp.Body, http.StatusAccepted)
-		if err == nil {
-			err = json.Unmarshal(resp.Body, &m)
-		}
-		return status, retryAfter, err
+		return answer(resp.HTTPResponse, resp.Body, http.StatusNoContent)
 	})
-	return m, err
+}
+
+func shownEndpoint(ep gen.WebhookEndpoint) WebhookEndpoint {
+	out := WebhookEndpoint{ID: ep.Id, Source: string(ep.Source), URL: ep.Url, Format: string(ep.Format), Enabled: ep.Enabled,
+		Events: []string{}, Secrets: []WebhookSecretShown{}, CreatedAt: ep.CreatedAt, UpdatedAt: ep.UpdatedAt}
+	if ep.Description != nil {
+		out.Description = *ep.Description
+	}
+	if ep.DisabledReason != nil {
+		out.DisabledReason = *ep.DisabledReason
+	}
+	for _, e := range ep.Events {
+		out.Events = append(out.Events, string(e))
+	}
+	for _, s := range ep.Secrets {
+		out.Secrets = append(out.Secrets, WebhookSecretShown{Fingerprint: s.Fingerprint, ExpiresAt: s.ExpiresAt})
+	}
+	return out
+}
+
+// withSecret splits an answer that carries a secret into the endpoint
+// and the secret.
+func withSecret(ep gen.WebhookEndpointWithSecret) (WebhookEndpoint, WebhookSecret) {
+	shown := gen.WebhookEndpoint{Id: ep.Id, Source: gen.WebhookEndpointSource(ep.Source), Url: ep.Url,
+		Format: gen.WebhookEndpointFormat(ep.Format), Enabled: ep.Enabled, Description: ep.Description,
+		DisabledReason: ep.DisabledReason, CreatedAt: ep.CreatedAt, UpdatedAt: ep.UpdatedAt}
+	for _, e := range ep.Events {
+		shown.Events = append(shown.Events, gen.WebhookEndpointEvents(e))
+	}
+	for _, s := range ep.Secrets {
+		shown.Secrets = append(shown.Secrets, struct {
+			ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+			Fingerprint string     `json:"fingerprint"`
+		}{s.ExpiresAt, s.Fingerprint})
+	}
+	return shownEndpoint(shown), WebhookSecret{text: ep.Secret}
 }

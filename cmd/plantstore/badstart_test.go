@@ -82,6 +82,10 @@ func TestBadStartIsOneLine(t *testing.T) {
 			stderr: "plantstore: --webhooks-file " + misspelt + `: endpoint 2 ("crm"): unknown field "secret" (an endpoint has name, url, secrets, format and events)`},
 		{name: "webhooks on the memory store", args: []string{"--store=memory", "--webhooks-file=" + hooks},
 			stderr: "plantstore: --webhooks-file needs --store bolt or postgres: the memory store keeps no outbox (see plantstore --help)"},
+		{name: "webhooks API on the memory store", args: []string{"--store=memory", "--webhooks-api"},
+			stderr: "plantstore: --webhooks-api needs --store bolt or postgres: the memory store keeps no outbox (see plantstore --help)"},
+		{name: "bad disable-after", args: []string{"--store=bolt", "--webhooks-disable-after=30s"},
+			stderr: "plantstore: --webhooks-disable-after 30s: must be 0 (never) or at least 1m (see plantstore --help)"},
 		{name: "bad retry schedule", args: []string{"--webhooks-retry-schedule=5s,soon"},
 			stderr: `plantstore: --webhooks-retry-schedule "5s,soon": want positive durations separated by commas, such as 5s,5m,30m (see plantstore --help)`},
 	} {

@@ -117,7 +117,7 @@ func TestCLICompletion(t *testing.T) {
 	// sets them when <Tab> is pressed at the end of the last word.
 	for line, want := range map[string]string{
 		"plantstore ":                        "completion export healthcheck help import migrate plants version webhooks",
-		"plantstore webhooks ":               "attempts help message redeliver",
+		"plantstore webhooks ":               "attempts create delete help list message redeliver rotate",
 		"plantstore webhooks attempts --s":   "--status",
 		"plantstore pl":                      "plants",
 		"plantstore plants ":                 "create delete get help list update watch",

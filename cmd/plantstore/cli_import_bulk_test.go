@@ -122,7 +122,10 @@ func wantCounts(created, unchanged int) string {
 // in its create's commit, whichever run created it).
 func TestImportResumesAfterServerSIGKILL(t *testing.T) {
 	clearEnv(t)
-	const n = 6000
+	// Enough plants for several of bolt's import batches (thousands of
+	// lines a commit) after the kill's point: fewer can be stored before
+	// the kill lands.
+	const n = 15_000
 	file, content, sent := writeImportFile(t, n)
 	secret := webhookstest.NewSecret()
 	r := webhookstest.NewReceiver(t, secret)
@@ -170,7 +173,9 @@ func TestImportResumesAfterServerSIGKILL(t *testing.T) {
 // counts the others unchanged, and the store equals the file.
 func TestImportResumesAfterCLIKill(t *testing.T) {
 	clearEnv(t)
-	const n = 6000
+	// Enough plants for many import batches after the kill's point (see
+	// TestImportResumesAfterServerSIGKILL).
+	const n = 60_000
 	file, content, _ := writeImportFile(t, n)
 	p := startProcess(t)
 

@@ -178,8 +178,8 @@ func (c config) validate() error {
 // webhooksNeedAnOutbox refuses webhooks on a store that keeps no outbox
 // (memory): it has nowhere durable to keep an event until it is delivered.
 func (c config) webhooksNeedAnOutbox() error {
-	if k, ok := plants.LookupStore(c.Plants.Store); ok && !k.Outbox && c.Webhooks.File != "" {
-		return webhooks.ErrNoOutbox
+	if k, ok := plants.LookupStore(c.Plants.Store); ok && !k.Outbox && c.Webhooks.On() {
+		return webhooks.NoOutboxError(c.Webhooks)
 	}
 	return nil
 }

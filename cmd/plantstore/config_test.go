@@ -122,6 +122,8 @@ var configFields = []struct {
 	{"webhooks-retry-schedule", "PLANTSTORE_WEBHOOKS_RETRY_SCHEDULE", "1s,1m0s", "2s,2m0s,2h0m0s", func(c config) string { return c.Webhooks.Retries.String() }},
 	{"webhooks-concurrency", "PLANTSTORE_WEBHOOKS_CONCURRENCY", "8", "2", func(c config) string { return strconv.Itoa(c.Webhooks.Concurrency) }},
 	{"webhooks-poll-interval", "PLANTSTORE_WEBHOOKS_POLL_INTERVAL", "250ms", "2s", func(c config) string { return c.Webhooks.PollInterval.String() }},
+	{"webhooks-api", "PLANTSTORE_WEBHOOKS_API", "true", "false", func(c config) string { return strconv.FormatBool(c.Webhooks.API) }},
+	{"webhooks-disable-after", "PLANTSTORE_WEBHOOKS_DISABLE_AFTER", "24h0m0s", "1h0m0s", func(c config) string { return c.Webhooks.DisableAfter.String() }},
 }
 
 // flagExamples are values for flags that refuse the placeholder "x" as they

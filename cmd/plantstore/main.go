@@ -27,6 +27,7 @@ import (
 	"github.com/plantstore/plantstore/internal/cli"
 	"github.com/plantstore/plantstore/internal/gcfloor"
 	"github.com/plantstore/plantstore/modules/auth"
+	"github.com/plantstore/plantstore/modules/console"
 	httpserver "github.com/plantstore/plantstore/modules/httpserver"
 	"github.com/plantstore/plantstore/modules/plants"
 	"github.com/plantstore/plantstore/modules/telemetry"
@@ -144,6 +145,7 @@ func newApp(cfg config, extra ...fx.Option) *fx.App {
 		auth.Module,
 		plants.Module,
 		webhooks.Module,
+		console.Module,
 		httpserver.Module,
 		fx.WithLogger(telemetry.FxLogger),
 		fx.StopTimeout(stopTimeout(cfg)),

@@ -42,6 +42,7 @@ var operations = []operation{
 	{"update", http.MethodPut, "/plants/1", `{"name":"Monstera"}`, principal.ScopePlantsWrite, http.StatusOK},
 	{"delete", http.MethodDelete, "/plants/1", "", principal.ScopePlantsWrite, http.StatusNoContent},
 	{"import", http.MethodPost, "/plants:import", `{"id":1,"name":"Monstera"}` + "\n", principal.ScopePlantsWrite, http.StatusOK},
+	{"console figures", http.MethodGet, "/console/api/figures", "", principal.ScopePlantsRead, http.StatusOK},
 }
 
 // assertScopes sends every operation with token and checks it is served
@@ -126,9 +127,9 @@ func TestScopesOfTokensFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assertScopes(t, s, tc.token, tc.has) })
 	}
-	// Eight refusals above: the reader's four writes, the writer's four reads.
-	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 8 {
-		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 8`, got)
+	// Nine refusals above: the reader's four writes, the writer's five reads.
+	if got := s.metric(t, `plantstore_auth_failures_total{reason="insufficient_scope"}`); got != 9 {
+		t.Fatalf(`plantstore_auth_failures_total{reason="insufficient_scope"} = %v, want 9`, got)
 	}
 
 	// The reload: the reader may now write too.
@@ -160,11 +161,26 @@ func TestOpenAPIDeclaresScopes(t *testing.T) {
 		}
 		want[op.method+" "+path] = op.scope
 	}
+	// The webhook endpoints' operations, tested by TestWebhookEndpoints.
+	for _, key := range []string{"GET /webhooks/endpoints", "POST /webhooks/endpoints", "GET /webhooks/endpoints/{id}",
+		"PATCH /webhooks/endpoints/{id}", "DELETE /webhooks/endpoints/{id}", "POST /webhooks/endpoints/{id}/rotate"} {
+		want[key] = principal.ScopeWebhooksManage
+	}
+	// The console's page and files are public: no credentials, no scope
+	// (TestConsoleRoutes serves them without a token).
+	public := map[string]bool{"GET /console": true, "GET /console/assets/{file}": true}
 	seen := 0
 	for path, item := range doc.Paths.Map() {
 		for method, o := range item.Operations() {
-			seen++
 			key := method + " " + path
+			if o.Security != nil && len(*o.Security) == 0 {
+				if !public[key] || o.Extensions["x-scopes"] != nil {
+					t.Errorf("%s: declared without security, but it is not a public route, or it names scopes", key)
+				}
+				delete(public, key)
+				continue
+			}
+			seen++
 			scope, ok := want[key]
 			if !ok {
 				t.Errorf("%s: an operation the scope tests do not cover", key)
@@ -181,5 +197,8 @@ func TestOpenAPIDeclaresScopes(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Errorf("the document has %d operations, the scope tests %d", seen, len(want))
+	}
+	if len(public) != 0 {
+		t.Errorf("public routes the document does not declare public: %v", public)
 	}
 }

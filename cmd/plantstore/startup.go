@@ -38,7 +38,7 @@ func logServing(log *zap.Logger, cfg config, servers *httpserver.Servers, tracin
 	}
 	fields = append(fields,
 		zap.String("jwt", onOff(cfg.Auth.JWT.Issuer != "" || cfg.Auth.JWT.JWKSURL != "")),
-		zap.String("webhooks", onOff(cfg.Webhooks.File != "")),
+		zap.String("webhooks", onOff(cfg.Webhooks.On())),
 		zap.String("tracing", onOff(tracing.Enabled())),
 		zap.String("pprof", onOff(cfg.HTTP.Pprof)),
 	)

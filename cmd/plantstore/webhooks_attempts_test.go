@@ -269,7 +269,7 @@ func testWebhookAttemptsOnRecord(t *testing.T, cfg config) {
 	bad(http.MethodGet, "/webhooks/endpoints/crm/attempts?status=failed&status=failed", testToken, 400, `query parameter "status" is given 2 times; give it at most once`)
 	bad(http.MethodGet, "/webhooks/endpoints/crm/attempts?limit=0", testToken, 400, `query parameter "limit" must be a whole number from 1 to 1000, not "0"`)
 	bad(http.MethodGet, "/webhooks/endpoints/crm/attempts?after=-1", testToken, 400, `query parameter "after" must be an attempt's id (a positive whole number), not "-1"`)
-	bad(http.MethodGet, "/webhooks/endpoints/nobody/attempts", testToken, 404, `no endpoint "nobody" in the webhooks file`)
+	bad(http.MethodGet, "/webhooks/endpoints/nobody/attempts", testToken, 404, `no webhook endpoint "nobody"`)
 	bad(http.MethodGet, "/webhooks/messages/msg_nothing", testToken, 404, `no message has the webhook-id "msg_nothing" (or it is past the retention)`)
 	bad(http.MethodPost, "/webhooks/messages/msg_nothing/redeliver", testToken, 404, `no message has the webhook-id "msg_nothing" (or it is past the retention)`)
 	bad(http.MethodPost, "/webhooks/messages/"+first+"/redeliver?endpoint=other", testToken, 404,
@@ -345,7 +345,7 @@ func testWebhooksCLI(t *testing.T, s *testServer, first, secret string) {
 		t.Fatalf("redeliver printed %q (%v), want %s pending with its 3 attempts", stdout, err, first)
 	}
 	_, stderr = cli(1, "webhooks", "attempts", "nobody")
-	if want := "plantstore webhooks attempts: 404 Not Found: no endpoint \"nobody\" in the webhooks file\n"; stderr != want {
+	if want := "plantstore webhooks attempts: 404 Not Found: no webhook endpoint \"nobody\"\n"; stderr != want {
 		t.Fatalf("stderr = %q, want %q", stderr, want)
 	}
 	_, stderr = cli(1, "webhooks", "redeliver", "msg_nothing")

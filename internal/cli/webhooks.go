@@ -6,22 +6,34 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/plantstore/plantstore/client"
 )
 
 // webhooksVerbs are the verbs of `plantstore webhooks`, in the usage's
-// order.
-var webhooksVerbs = []string{"attempts", "message", "redeliver"}
+// order: the endpoints', then their record's.
+var webhooksVerbs = []string{"list", "create", "rotate", "delete", "attempts", "message", "redeliver"}
 
-const webhooksUsage = "usage: plantstore webhooks attempts|message|redeliver [flags]"
+const webhooksUsage = "usage: plantstore webhooks list|create|rotate|delete|attempts|message|redeliver [flags]"
 
-// webhooksSynopses are each verb's usage line and what it does.
+// A secret never reaches the terminal: create and rotate write it to the
+// file --secret-file names (made with mode 0600, never overwritten), and
+// print the endpoint without it.
 var webhooksSynopses = map[string]string{
+	"list": "plantstore webhooks list [flags]\n\nPrints every webhook endpoint (the webhooks file's too, read-only), without secrets.",
+	"create": "plantstore webhooks create --endpoint-url URL --secret-file PATH [--description TEXT] [--format origin|envelope] [--events E,...] [flags]\n\n" +
+		"Makes a webhook endpoint and writes its signing secret to PATH, a new file\n" +
+		"(mode 0600) that the receiver reads; the secret is never printed.",
+	"rotate": "plantstore webhooks rotate ID --secret-file PATH [--overlap 24h] [flags]\n\n" +
+		"Gives the endpoint a new signing secret, written to PATH (a new file, mode\n" +
+		"0600); the current secrets keep signing for --overlap, then are dropped.",
+	"delete": "plantstore webhooks delete ID [flags]\n\nRemoves a webhook endpoint made through the API.",
 	"attempts": "plantstore webhooks attempts ENDPOINT [--status succeeded|failed] [--limit N [--after ID]] [flags]\n\n" +
 		"Prints the endpoint's attempts on record, newest first: when, the status code\n" +
 		"(or why there was no answer), the latency and the answer's first bytes. With\n" +
@@ -37,6 +49,10 @@ var webhooksSynopses = map[string]string{
 
 // webhooksSummaries are each verb's line in `plantstore webhooks --help`.
 var webhooksSummaries = map[string]string{
+	"list":      "Prints every webhook endpoint, without secrets.",
+	"create":    "Makes a webhook endpoint; its secret goes to --secret-file.",
+	"rotate":    "Gives an endpoint a new secret (to --secret-file); the old signs for --overlap.",
+	"delete":    "Removes a webhook endpoint made through the API.",
 	"attempts":  "Prints an endpoint's attempts on record, newest first.",
 	"message":   "Prints a message with its state and its attempts.",
 	"redeliver": "Sends a message again now, whatever its state.",
@@ -45,9 +61,11 @@ var webhooksSummaries = map[string]string{
 // webhooksFlags are the values of a webhooks verb's flags.
 type webhooksFlags struct {
 	common
-	status string
-	limit  int
-	after  int64
+	url, description, format, events, secretFile string
+	overlap                                      time.Duration
+	status                                       string
+	limit                                        int
+	after                                        int64
 }
 
 // newWebhooksFlags defines the flags of `plantstore webhooks verb`; nil
@@ -58,21 +76,40 @@ func newWebhooksFlags(verb string, getenv func(string) string) (*flag.FlagSet, *
 	}
 	fs := flag.NewFlagSet("webhooks "+verb, flag.ContinueOnError)
 	f := &webhooksFlags{}
-	if verb == "attempts" {
+	switch verb {
+	case "create":
+		fs.StringVar(&f.url, "endpoint-url", "", "the https URL events are sent to (required; --url is the API's)")
+		fs.StringVar(&f.description, "description", "", "what the endpoint is for (at most 256 bytes)")
+		fs.StringVar(&f.format, "format", "", "origin (the default: the plant itself, plant.created only) or envelope")
+		fs.StringVar(&f.events, "events", "", "the events it gets, comma-separated (default: every event of the format)")
+		fs.StringVar(&f.secretFile, "secret-file", "", "a new file to write the endpoint's signing secret to (required)")
+	case "rotate":
+		fs.StringVar(&f.secretFile, "secret-file", "", "a new file to write the new signing secret to (required)")
+		fs.DurationVar(&f.overlap, "overlap", 24*time.Hour, "how long the current secrets keep signing (0s to 168h)")
+	case "attempts":
 		fs.StringVar(&f.status, "status", "", "only the attempts that succeeded (a 2xx answer) or failed")
 		fs.IntVar(&f.limit, "limit", 0, "print one page of at most this many attempts (1 to 1000)")
 		fs.Int64Var(&f.after, "after", 0, "print one page of the attempts older than this one (a page's last id)")
 	}
 	f.register(fs, getenv)
-	f.registerOutput(fs)
+	if slices.Contains(recordVerbs, verb) {
+		f.registerOutput(fs)
+	}
 	return fs, f
 }
+
+// recordVerbs are the verbs that read the record of attempts; they print
+// JSON or, with -o table, a table.
+var recordVerbs = []string{"attempts", "message", "redeliver"}
 
 // webhooksHelp is the text of `plantstore webhooks --help`.
 func webhooksHelp() string {
 	var b strings.Builder
-	b.WriteString(webhooksUsage + "\n\nThe webhooks' record of attempts at --url (or $PLANTSTORE_URL); the token needs\n" +
-		"the scope webhooks:manage. Each prints JSON, or a table with -o table.\n\n")
+	b.WriteString(webhooksUsage + "\n\nThe webhook endpoints of the API at --url (or $PLANTSTORE_URL), and their record\n" +
+		"of attempts; the token needs the scope webhooks:manage. list, create, rotate and\n" +
+		"delete need a server run with --webhooks-api, and print JSON; attempts, message\n" +
+		"and redeliver work whenever the server sends webhooks, and print JSON or, with\n" +
+		"-o table, a table.\n\n")
 	for _, verb := range webhooksVerbs {
 		synopsis, _, _ := strings.Cut(webhooksSynopses[verb], "\n\n")
 		fmt.Fprintf(&b, "  %s\n      %s\n", synopsis, webhooksSummaries[verb])
@@ -104,6 +141,68 @@ func runWebhooks(ctx context.Context, args []string, stdio IO) int {
 	if !ok {
 		return code
 	}
+	if slices.Contains(recordVerbs, verb) {
+		return runWebhookRecord(ctx, verb, positional, f, setFlags(fs), stdio)
+	}
+	wantArgs := 0
+	if verb == "rotate" || verb == "delete" {
+		wantArgs = 1
+	}
+	if len(positional) != wantArgs {
+		if wantArgs == 0 {
+			return usageError(stdio.Stderr, cmd, errors.New("takes no arguments"))
+		}
+		return usageError(stdio.Stderr, cmd, errors.New("wants one endpoint id"))
+	}
+	if verb == "create" && f.url == "" {
+		return usageError(stdio.Stderr, cmd, errors.New("--endpoint-url is required"))
+	}
+	if (verb == "create" || verb == "rotate") && f.secretFile == "" {
+		return usageError(stdio.Stderr, cmd, errors.New("--secret-file is required: the secret is written there, never printed"))
+	}
+	api, err := f.client()
+	if err != nil {
+		return usageError(stdio.Stderr, cmd, err)
+	}
+	out := newEncoder(stdio.Stdout)
+	switch verb {
+	case "list":
+		eps, err := api.WebhookEndpoints(ctx)
+		if err != nil {
+			return failed(stdio.Stderr, cmd, err)
+		}
+		return done(stdio, cmd, out.Encode(eps))
+	case "delete":
+		return done(stdio, cmd, api.DeleteWebhookEndpoint(ctx, positional[0]))
+	}
+	secretOut, err := newSecretFile(f.secretFile)
+	if err != nil {
+		return usageError(stdio.Stderr, cmd, err)
+	}
+	var ep client.WebhookEndpoint
+	var secret client.WebhookSecret
+	if verb == "create" {
+		var events []string
+		if f.events != "" {
+			events = strings.Split(f.events, ",")
+		}
+		ep, secret, err = api.CreateWebhookEndpoint(ctx, client.NewWebhookEndpoint{URL: f.url, Description: f.description, Format: f.format, Events: events})
+	} else {
+		ep, secret, err = api.RotateWebhookSecret(ctx, positional[0], f.overlap)
+	}
+	if err != nil {
+		secretOut.discard()
+		return failed(stdio.Stderr, cmd, err)
+	}
+	if err := secretOut.write(secret); err != nil {
+		return failed(stdio.Stderr, cmd, fmt.Errorf("the endpoint %s has a new secret, but writing it to %s failed: %w; rotate again to get another", ep.ID, f.secretFile, err))
+	}
+	return done(stdio, cmd, out.Encode(ep))
+}
+
+// runWebhookRecord is `plantstore webhooks attempts|message|redeliver`.
+func runWebhookRecord(ctx context.Context, verb string, positional []string, f *webhooksFlags, set []string, stdio IO) int {
+	cmd := "webhooks " + verb
 	api, err := f.client()
 	if err != nil {
 		return usageError(stdio.Stderr, cmd, err)
@@ -117,7 +216,7 @@ func runWebhooks(ctx context.Context, args []string, stdio IO) int {
 	}
 	switch verb {
 	case "attempts":
-		return webhookAttempts(ctx, api, positional[0], f, setFlags(fs), stdio)
+		return webhookAttempts(ctx, api, positional[0], f, set, stdio)
 	case "message":
 		m, err := api.WebhookMessage(ctx, positional[0])
 		if err != nil {
@@ -213,4 +312,34 @@ func printMessage(w io.Writer, format string, m client.WebhookMessage) error {
 	}
 	fmt.Fprintf(w, "%s  %s  plant %d  version %d  endpoint %s  %s\n", m.ID, m.Type, m.PlantID, m.Version, m.Endpoint, m.State)
 	return printAttempts(w, format, m.Attempts)
+}
+
+// secretFile is a new file for a secret, made before the API is asked so
+// that a path that cannot be written fails before the secret exists.
+type secretFile struct{ f *os.File }
+
+func newSecretFile(path string) (*secretFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // the user names the file
+	if err != nil {
+		return nil, fmt.Errorf("--secret-file: %w", err)
+	}
+	return &secretFile{f: f}, nil
+}
+
+func (s *secretFile) write(secret client.WebhookSecret) error {
+	if _, err := s.f.WriteString(secret.Reveal() + "\n"); err != nil {
+		_ = s.f.Close()
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		_ = s.f.Close()
+		return err
+	}
+	return s.f.Close()
+}
+
+// discard removes the file: the API made no secret.
+func (s *secretFile) discard() {
+	_ = s.f.Close()
+	_ = os.Remove(s.f.Name())
 }

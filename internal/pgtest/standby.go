@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -54,13 +55,54 @@ func NewPair(t testing.TB, db string) *Pair {
 			t.Errorf("pgtest: %v", err)
 		}
 	})
-	// Synchronous only once the standby streams: until then every commit
-	// would wait for it.
+	if err := synchronize(primary); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return &Pair{Primary: primary, Standby: standby}
+}
+
+// StartPair is NewPair outside a test: for a benchmark of the
+// synchronous shape. The caller removes both servers with Destroy.
+func StartPair(db string) (p *Pair, err error) {
+	primary, err := StartCluster()
+	if err != nil {
+		return nil, err
+	}
+	p = &Pair{Primary: primary}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, p.Destroy())
+		}
+	}()
+	if err := primary.exec("CREATE DATABASE " + db + " TEMPLATE template0"); err != nil {
+		return p, fmt.Errorf("create database: %w", err)
+	}
+	if p.Standby, err = startStandby(primary); err != nil {
+		return p, err
+	}
+	return p, synchronize(primary)
+}
+
+// Destroy removes both servers of a pair made by StartPair.
+func (p *Pair) Destroy() error {
+	var err error
+	if p.Standby != nil {
+		if pid, perr := p.Standby.walReceiverPID(); perr == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGCONT) // stalled, it would hold up the standby's shutdown
+		}
+		err = p.Standby.Destroy()
+	}
+	return errors.Join(err, p.Primary.Destroy())
+}
+
+// synchronize makes primary's commits wait for its standby, once the
+// standby streams: until then every commit would wait for it.
+func synchronize(primary *Cluster) error {
 	if err := poll.Until(context.Background(), 20*time.Millisecond, time.Minute, func() (bool, error) {
 		n, err := primary.queryInt("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")
 		return n == 1, err
 	}); err != nil {
-		t.Fatalf("pgtest: the standby does not stream: %v", err)
+		return fmt.Errorf("the standby does not stream: %w", err)
 	}
 	for _, sql := range []string{
 		"ALTER SYSTEM SET synchronous_standby_names = '*'",
@@ -68,16 +110,16 @@ func NewPair(t testing.TB, db string) *Pair {
 		"SELECT pg_reload_conf()",
 	} {
 		if err := primary.exec(sql); err != nil {
-			t.Fatalf("pgtest: %s: %v", sql, err)
+			return fmt.Errorf("%s: %w", sql, err)
 		}
 	}
 	if err := poll.Until(context.Background(), 20*time.Millisecond, time.Minute, func() (bool, error) {
 		n, err := primary.queryInt("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
 		return n == 1, err
 	}); err != nil {
-		t.Fatalf("pgtest: the standby is not synchronous: %v", err)
+		return fmt.Errorf("the standby is not synchronous: %w", err)
 	}
-	return &Pair{Primary: primary, Standby: standby}
+	return nil
 }
 
 // startStandby makes a standby of primary with pg_basebackup -R (which

@@ -48,6 +48,11 @@ type MiddlewaresParams struct {
 //     starve valid clients; only authenticated requests with their body in
 //     hand, which do the expensive work (decoding, store), compete for them;
 //   - the matched handler.
+//
+// A public route (httpapi.Route.Public: the console's static files) goes
+// through the same chain without the links that are about a caller (auth,
+// rate limit, scope, read-ahead, concurrency cap): it takes no body and
+// its answer holds no data.
 func NewAPIHandler(router *Router, m MiddlewaresParams, rec *Recoverer, shed *Shedder) http.Handler {
 	h := router.Dispatch()
 	h = shed.Wrap(h)
@@ -61,5 +66,17 @@ func NewAPIHandler(router *Router, m MiddlewaresParams, rec *Recoverer, shed *Sh
 	h = m.Metrics(h)
 	h = m.Tracing(h)
 	h = SecurityHeaders(h)
-	return router.Resolve(h)
+	return router.ResolveWithPublic(h, publicChain(router, m, rec))
+}
+
+// publicChain is NewAPIHandler's chain for public routes, in the same
+// order without the links that need a caller.
+func publicChain(router *Router, m MiddlewaresParams, rec *Recoverer) http.Handler {
+	h := router.Dispatch()
+	h = rec.Wrap(h)
+	h = RefuseAmbiguousFraming(h)
+	h = m.AccessLog(h)
+	h = m.Metrics(h)
+	h = m.Tracing(h)
+	return SecurityHeaders(h)
 }

@@ -149,3 +149,79 @@ func TestRecoverLetsAbortThrough(t *testing.T) {
 		t.Fatalf("plantstore_http_panics_total = %v after an abort, want 0", got)
 	}
 }
+
+// A public route skips the links about a caller and keeps the telemetry
+// links; a route's Headers are on every answer, the chain's refusals too.
+func TestAPIChainPublicRoutesAndRouteHeaders(t *testing.T) {
+	var trace chainTrace
+	auth := func(next http.Handler) http.Handler {
+		return trace.link("auth")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") == "" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		}))
+	}
+	csp := http.Header{"Content-Security-Policy": {"default-src 'self'"}}
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	router := NewRouter([]httpapi.Route{
+		{Method: http.MethodGet, Path: "/console/{file}", Handler: trace.link("handler")(ok), Public: true, Headers: csp},
+		{Method: http.MethodGet, Path: "/console/api/figures", Handler: trace.link("handler")(ok), Requires: "plants:read", Headers: csp},
+		{Method: http.MethodGet, Path: "/plants", Handler: trace.link("handler")(ok)},
+	})
+	reg := prometheus.NewRegistry()
+	rc, err := NewRecoverer(zap.NewNop(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shed, err := NewShedder(1, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewAPIHandler(router, MiddlewaresParams{
+		Tracing:   trace.link("tracing"),
+		Metrics:   trace.link("metrics"),
+		AccessLog: trace.link("access_log"),
+		Auth:      auth,
+		RateLimit: trace.link("rate_limit"),
+		Scope:     trace.link("scope"),
+	}, rc, shed)
+
+	for _, tc := range []struct {
+		path   string
+		token  bool
+		status int
+		csp    bool
+		links  []string
+	}{
+		{"/console/app.js", false, http.StatusOK, true,
+			[]string{"tracing /console/{file}", "metrics /console/{file}", "access_log /console/{file}", "handler /console/{file}"}},
+		{"/console/api/figures", false, http.StatusUnauthorized, true,
+			[]string{"tracing /console/api/figures", "metrics /console/api/figures", "access_log /console/api/figures", "auth /console/api/figures"}},
+		{"/console/api/figures", true, http.StatusOK, true,
+			[]string{"tracing /console/api/figures", "metrics /console/api/figures", "access_log /console/api/figures", "auth /console/api/figures", "rate_limit /console/api/figures", "scope /console/api/figures", "handler /console/api/figures"}},
+		{"/plants", false, http.StatusUnauthorized, false,
+			[]string{"tracing /plants", "metrics /plants", "access_log /plants", "auth /plants"}},
+	} {
+		trace.links = nil
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		if tc.token {
+			req.Header.Set("Authorization", "Bearer t")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Fatalf("GET %s (token %v): status %d, want %d", tc.path, tc.token, rec.Code, tc.status)
+		}
+		if got := rec.Header().Get("Content-Security-Policy") != ""; got != tc.csp {
+			t.Fatalf("GET %s (token %v): Content-Security-Policy %q, want one: %v", tc.path, tc.token, rec.Header().Get("Content-Security-Policy"), tc.csp)
+		}
+		if rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("GET %s: X-Content-Type-Options %q, want nosniff", tc.path, rec.Header().Get("X-Content-Type-Options"))
+		}
+		if !slices.Equal(trace.links, tc.links) {
+			t.Fatalf("GET %s (token %v): chain\n got %q\nwant %q", tc.path, tc.token, trace.links, tc.links)
+		}
+	}
+}

@@ -17,8 +17,10 @@ import (
 // template before the handler runs, and dispatches to the handler at the
 // bottom of the chain.
 type Router struct {
-	mux      *mux.Router
-	requires map[*mux.Route]string // the routes with a httpapi.Route.Requires
+	mux *mux.Router
+	// routes are what the chain needs of the routes with a
+	// httpapi.Route.Requires, Public or Headers.
+	routes map[*mux.Route]routeInfo
 	// literals are the methods of each path without variables (HEAD with
 	// GET): such a path is its routes' alone, so another method on it is a
 	// 405, not a request for a template that also matches it.
@@ -33,15 +35,15 @@ type Router struct {
 // contribute them through a value group, which keeps no order.
 func NewRouter(routes []httpapi.Route) *Router {
 	m := mux.NewRouter()
-	requires := make(map[*mux.Route]string)
+	infos := make(map[*mux.Route]routeInfo)
 	literals := make(map[string][]string)
 	routes = slices.Clone(routes)
 	slices.SortStableFunc(routes, func(a, b httpapi.Route) int {
 		return strings.Count(a.Path, "{") - strings.Count(b.Path, "{")
 	})
 	for _, rt := range routes {
-		if route := handle(m, rt); rt.Requires != "" {
-			requires[route] = rt.Requires
+		if route := handle(m, rt); rt.Requires != "" || rt.Public || rt.Headers != nil {
+			infos[route] = routeInfo{requires: rt.Requires, public: rt.Public, headers: rt.Headers}
 		}
 		if !strings.Contains(rt.Path, "{") {
 			literals[rt.Path] = append(literals[rt.Path], rt.Method)
@@ -57,7 +59,14 @@ func NewRouter(routes []httpapi.Route) *Router {
 	m.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusNotFound, "no such path: "+r.URL.Path)
 	})
-	return &Router{mux: m, requires: requires, literals: literals}
+	return &Router{mux: m, routes: infos, literals: literals}
+}
+
+// routeInfo is what the chain needs of a route besides its handler.
+type routeInfo struct {
+	requires string
+	public   bool
+	headers  http.Header
 }
 
 // handle registers rt on m, serving HEAD wherever GET is served, as HTTP
@@ -106,10 +115,19 @@ func (res *resolved) Value(key any) any {
 // Resolve matches the request against the routes and records the result in
 // its context; Dispatch later runs the matched handler.
 func (rt *Router) Resolve(next http.Handler) http.Handler {
+	return rt.ResolveWithPublic(next, next)
+}
+
+// ResolveWithPublic is Resolve sending the requests of httpapi.Route.Public
+// routes to public, every other one to next: the two chains differ in the
+// links that are about a caller, so the decision costs the authenticated
+// requests nothing but the lookup Resolve makes anyway.
+func (rt *Router) ResolveWithPublic(next, public http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m mux.RouteMatch
 		rt.mux.Match(r, &m)
 		res := &resolved{Record: httpapi.Record{Context: r.Context(), Template: httpapi.UnmatchedRoute}, handler: m.Handler, vars: m.Vars}
+		chain := next
 		switch {
 		case errors.Is(m.MatchErr, mux.ErrMethodMismatch):
 			template, allow := rt.allowed(r)
@@ -121,11 +139,18 @@ func (rt *Router) Resolve(next http.Handler) http.Handler {
 				res.Template, res.handler, res.vars = r.URL.Path, methodNotAllowed(allow), nil
 				break
 			}
-			res.Requires = rt.requires[m.Route]
+			info := rt.routes[m.Route]
+			res.Requires = info.requires
+			for k, v := range info.headers {
+				w.Header()[k] = v
+			}
+			if info.public {
+				chain = public
+			}
 		}
 		r = r.WithContext(res)
 		watched := watchBody(r, &res.body)
-		next.ServeHTTP(w, r)
+		chain.ServeHTTP(w, r)
 		if watched {
 			boundUnreadBody(w, &res.body)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -39,6 +40,24 @@ const defaultMaxImportBytes = 1 << 30
 // client, and the default --max-concurrent-requests, so one stream asks
 // the store for no more than a full server of single creates would.
 const importWindow = 256
+
+// A store that creates in batches (plant.BatchCreator) gets the lines in
+// batches rather than one create each: one goroutine takes every line
+// queued for it, up to batchLines, whenever a batch may start, so a batch
+// is one line for a client sending slowly (its result comes at once) and
+// batchLines for a fast one, whose next batch is read while the last ones
+// commit. A batch costs its store a transaction, a commit and a few
+// statements whatever it holds; past some thousands of lines it saves
+// nothing more, and a bound keeps a stream's memory and a commit's size
+// small.
+const batchLines = 8192
+
+// batchesInFlight is how many batches of a stream run at once: two, so
+// that postgres works on one while the other's rows travel, and its two
+// backends use two processors. A batch sharing an id with one in flight
+// waits for it, so that the first of two lines with one id is the one
+// created.
+const batchesInFlight = 2
 
 // deadlineStep: the connection's deadlines are moved at most this often,
 // not once per line.
@@ -123,13 +142,33 @@ func (im *Importer) serve(w http.ResponseWriter, r *http.Request) {
 	// Besides the queued lines, the writer holds one (waiting for its
 	// result) and the reader one (started, waiting for room in the queue).
 	queue := make(chan *pending, importWindow-2)
+	var creator lineCreator = im.createAlone
+	batched := closedDone
+	if bc, ok := im.h.store.(plant.BatchCreator); ok {
+		// Room for the batch committing and the next one, read meanwhile.
+		queue = make(chan *pending, (batchesInFlight+1)*batchLines)
+		lines := make(chan batchLine, batchLines)
+		creator = func(ctx context.Context, p *pending, np plant.Plant, _ *pending) {
+			lines <- batchLine{p: p, plant: np} // the batches' goroutine never waits for the reader or the writer
+		}
+		done := make(chan struct{})
+		batched = done
+		go func() {
+			defer close(done)
+			im.createBatches(ctx, bc, lines)
+		}()
+		defer func() {
+			close(lines)
+			<-batched // every line's create is done when the handler returns
+		}()
+	}
 	written := make(chan struct{})
 	go func() {
 		defer close(written)
 		im.writeResults(ctx, cancel, w, rc, queue)
 	}()
 	body := r.Body // readLines caps it
-	final := im.readLines(ctx, r, rc, w, queue)
+	final := im.readLines(ctx, r, rc, w, queue, creator)
 	close(queue)
 	<-written
 	if final != nil && ctx.Err() == nil {
@@ -156,7 +195,7 @@ const (
 // and queueing each line's result in order. It returns the final Error
 // line that ends a stream cut short (a line or the stream over its cap, a
 // body that could not be read), nil at the stream's end.
-func (im *Importer) readLines(ctx context.Context, r *http.Request, rc *http.ResponseController, w http.ResponseWriter, queue chan<- *pending) []byte {
+func (im *Importer) readLines(ctx context.Context, r *http.Request, rc *http.ResponseController, w http.ResponseWriter, queue chan<- *pending, create lineCreator) []byte {
 	br := bufio.NewReaderSize(http.MaxBytesReader(w, r.Body, im.maxStream), 64<<10)
 	lineCap := im.h.maxBodyBytes
 	var buf []byte
@@ -182,7 +221,7 @@ func (im *Importer) readLines(ctx context.Context, r *http.Request, rc *http.Res
 			return httperr.Body(http.StatusBadRequest, "the stream could not be read at line "+strconv.Itoa(line)+"; it ends here")
 		}
 		if trimmed := bytes.Trim(b, jsonSpace); len(trimmed) > 0 {
-			p := im.start(ctx, line, trimmed, &recent)
+			p := im.start(ctx, line, trimmed, &recent, create)
 			select {
 			case queue <- p:
 			case <-ctx.Done():
@@ -201,9 +240,8 @@ const jsonSpace = " \t\r\n"
 
 // start decodes one line with the create's decoder and, for a plant,
 // starts its create; its result is ready when the returned pending's done
-// is closed. A line whose id an earlier line still in flight has waits
-// for it: of two lines with one id, the first is the one created.
-func (im *Importer) start(ctx context.Context, line int, b []byte, recent *recentIDs) *pending {
+// is closed.
+func (im *Importer) start(ctx context.Context, line int, b []byte, recent *recentIDs, create lineCreator) *pending {
 	p := &pending{line: line}
 	np, err := plantjson.DecodeNewPlantIn(b, lineSubject)
 	if err != nil {
@@ -212,15 +250,157 @@ func (im *Importer) start(ctx context.Context, line int, b []byte, recent *recen
 		return p
 	}
 	p.id, p.done = np.ID, make(chan struct{})
-	before := recent.add(p)
+	create(ctx, p, np, recent.add(p))
+	return p
+}
+
+// lineCreator starts the create of np, line p, setting p's result and
+// closing its done once it is known; before is the line with the same id
+// that may still be in flight, if any.
+type lineCreator func(ctx context.Context, p *pending, np plant.Plant, before *pending)
+
+// createAlone is the lineCreator of a store without batches: a create of
+// its own per line, at most importWindow at once. A line whose id an
+// earlier line still in flight has waits for it: of two lines with one
+// id, the first is the one created.
+func (im *Importer) createAlone(ctx context.Context, p *pending, np plant.Plant, before *pending) {
 	go func() {
 		defer close(p.done)
 		if before != nil {
 			<-before.done
 		}
-		p.result = im.create(ctx, line, np)
+		p.result = im.create(ctx, p.line, np)
 	}()
-	return p
+}
+
+// batchLine is a line on its way to a batch.
+type batchLine struct {
+	p     *pending
+	plant plant.Plant
+}
+
+// createBatches creates the lines in batches (see batchLines), at most
+// batchesInFlight at once, until lines is closed and empty, and returns
+// once every batch is done.
+func (im *Importer) createBatches(ctx context.Context, bc plant.BatchCreator, lines <-chan batchLine) {
+	var running []*runningBatch // in the order they started
+	defer func() {
+		for _, rb := range running {
+			<-rb.done
+		}
+	}()
+	var held []batchLine // lines held over: their id was in the batch already
+	for {
+		if len(held) == 0 {
+			first, ok := <-lines
+			if !ok {
+				return
+			}
+			held = append(held, first)
+		}
+		rb := &runningBatch{batch: make([]batchLine, 0, min(batchLines, len(held)+len(lines))), done: make(chan struct{})}
+		rb.batch, rb.ids, held = fillBatch(rb.batch, held, lines)
+		// Room, and no id of a batch still running.
+		if len(running) == batchesInFlight {
+			<-running[0].done
+			running = running[1:]
+		}
+		running = slices.DeleteFunc(running, func(r *runningBatch) bool {
+			if r.shares(rb) {
+				<-r.done
+				return true
+			}
+			return false
+		})
+		running = append(running, rb)
+		go func() {
+			defer close(rb.done)
+			im.createBatch(ctx, bc, rb.batch)
+		}()
+	}
+}
+
+// runningBatch is a batch on its way to the store.
+type runningBatch struct {
+	batch []batchLine
+	ids   map[int64]struct{}
+	done  chan struct{}
+}
+
+// shares reports whether b and o hold an id in common.
+func (b *runningBatch) shares(o *runningBatch) bool {
+	small, large := b.ids, o.ids
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	for id := range small {
+		if _, ok := large[id]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// fillBatch makes a batch of held-over and queued lines, without waiting,
+// and returns it with its ids. A batch holds an id once only: a later
+// line with an id in the batch is held over for the next one, so that of
+// two lines with one id the first is the one created, and the second is
+// answered as a create after it.
+func fillBatch(batch, held []batchLine, lines <-chan batchLine) (_ []batchLine, ids map[int64]struct{}, rest []batchLine) {
+	ids = make(map[int64]struct{}, min(batchLines, len(held)+len(lines)))
+	add := func(l batchLine) {
+		if _, dup := ids[l.plant.ID]; dup {
+			rest = append(rest, l)
+			return
+		}
+		ids[l.plant.ID] = struct{}{}
+		batch = append(batch, l)
+	}
+	for _, l := range held {
+		add(l)
+	}
+	for len(batch) < batchLines {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return batch, ids, rest
+			}
+			add(l)
+		default:
+			return batch, ids, rest
+		}
+	}
+	return batch, ids, rest
+}
+
+// createBatch creates batch's plants in one CreateBatch and answers each
+// line with what its own create would have: created, unchanged, a
+// conflict with the stored plant and its ETag, or the failure.
+func (im *Importer) createBatch(ctx context.Context, bc plant.BatchCreator, batch []batchLine) {
+	ps := make([]plant.Plant, len(batch))
+	for i, l := range batch {
+		ps[i] = l.plant
+	}
+	results, err := bc.CreateBatch(ctx, ps)
+	if err != nil {
+		im.logFailure(ctx, err, ps[0].ID)
+	}
+	for i, l := range batch {
+		switch {
+		case err != nil:
+			l.p.result = failedResult(ctx, l.p.line, l.plant.ID, err)
+		case results[i].Err == nil && results[i].Result == plant.Created:
+			im.h.created.Inc()
+			l.p.result = resultLine(l.p.line, l.plant.ID, "created")
+		case results[i].Err == nil:
+			l.p.result = resultLine(l.p.line, l.plant.ID, "unchanged")
+		case errors.Is(results[i].Err, plant.ErrConflict):
+			l.p.result = conflictLine(l.p.line, results[i].Stored)
+		default:
+			l.p.result = im.failedLine(ctx, l.p.line, l.plant.ID, results[i].Err)
+		}
+		close(l.p.done)
+	}
 }
 
 // recentIDs are the lines started lately, by id. Only the last
@@ -288,10 +468,21 @@ func (im *Importer) create(ctx context.Context, line int, p plant.Plant) []byte 
 // and message a single create would have had (errorStatus: 503 while the
 // store is unreachable); the client may send the line again.
 func (im *Importer) failedLine(ctx context.Context, line int, id int64, err error) []byte {
-	status, message := errorStatus(ctx, err, id)
-	if status == http.StatusInternalServerError {
+	im.logFailure(ctx, err, id)
+	return failedResult(ctx, line, id, err)
+}
+
+// logFailure logs a failure of the store (a 500) in an import: once per
+// failed call, for a batch's as for a single create's.
+func (im *Importer) logFailure(ctx context.Context, err error, id int64) {
+	if status, _ := errorStatus(ctx, err, id); status == http.StatusInternalServerError {
 		im.h.log.Error("store failed in an import", zap.Error(err), zap.Int64("id", id))
 	}
+}
+
+// failedResult is failedLine's result line.
+func failedResult(ctx context.Context, line int, id int64, err error) []byte {
+	status, message := errorStatus(ctx, err, id)
 	b := append(lineStart(line), `,"id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"result":"failed","error":`...)

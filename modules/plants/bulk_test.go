@@ -269,3 +269,90 @@ func TestBulkImportRequiresWriteScope(t *testing.T) {
 		t.Fatalf("routes %+v, want POST /plants:import requiring %s", routes, principal.ScopePlantsWrite)
 	}
 }
+
+// batchStore is a store that creates in batches, over memstore's single
+// creates: it records each batch's ids.
+type batchStore struct {
+	plant.Store
+	mu      sync.Mutex
+	batches [][]int64
+}
+
+func (s *batchStore) CreateBatch(ctx context.Context, ps []plant.Plant) ([]plant.BatchResult, error) {
+	s.mu.Lock()
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	s.batches = append(s.batches, ids)
+	s.mu.Unlock()
+	results := make([]plant.BatchResult, len(ps))
+	for i, p := range ps {
+		res, err := s.Create(ctx, p)
+		results[i] = plant.BatchResult{Result: res, Err: err}
+		if errors.Is(err, plant.ErrConflict) {
+			results[i].Stored, _ = s.Get(ctx, p.ID)
+		}
+	}
+	return results, nil
+}
+
+// TestBulkImportBatchesHoldEachIDOnce: a store that creates in batches
+// gets the lines queued while its last batch committed, in their order,
+// each id at most once a batch: a line repeating an id of the batch waits
+// for the next, so that of two lines with one id the first is created and
+// the second answered as a create after it.
+func TestBulkImportBatchesHoldEachIDOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) { // no socket: the handler alone, in a bubble that ends with it
+		store := &batchStore{Store: memstore.New()}
+		h, err := NewHandlers(store, nil, DefaultMaxBodyBytes, prometheus.NewRegistry(), zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := strings.Join([]string{
+			`{"id":1,"name":"a"}`, `{"id":2,"name":"b"}`, `{"id":1,"name":"a"}`, `{"id":3,"name":"c"}`,
+			`{"id":1,"name":"z"}`, `[]`, `{"id":1,"name":"a"}`,
+		}, "\n")
+		req := httptest.NewRequest(http.MethodPost, importPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", ndjsonContentType)
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			NewImporter(h, 0, 0, 0).serve(rec, req)
+		}()
+		<-served
+
+		a := plant.Plant{ID: 1, Name: "a"}
+		want := `{"line":1,"id":1,"result":"created"}` + "\n" +
+			`{"line":2,"id":2,"result":"created"}` + "\n" +
+			`{"line":3,"id":1,"result":"unchanged"}` + "\n" +
+			`{"line":4,"id":3,"result":"created"}` + "\n" +
+			fmt.Sprintf(`{"line":5,"id":1,"result":"conflict","stored":{"id":1,"name":"a"},"etag":%q}`, ETag(a)) + "\n" +
+			`{"line":6,"result":"refused","error":{"error":400,"message":"line 6: the line must be a JSON object, not an array"}}` + "\n" +
+			`{"line":7,"id":1,"result":"unchanged"}` + "\n"
+		if rec.Code != http.StatusOK || rec.Body.String() != want {
+			t.Fatalf("import = %d\n%s\nwant 200\n%s", rec.Code, rec.Body.String(), want)
+		}
+		// Where the first batch ends depends on which goroutine ran
+		// first; that no batch holds an id twice, and that every plant
+		// line went to one, does not.
+		var ones, all int
+		for _, b := range store.batches {
+			seen := map[int64]bool{}
+			for _, id := range b {
+				if seen[id] {
+					t.Fatalf("batches %v: id %d twice in one", store.batches, id)
+				}
+				seen[id] = true
+				all++
+				if id == 1 {
+					ones++
+				}
+			}
+		}
+		if all != 6 || ones != 4 || len(store.batches) < 4 {
+			t.Fatalf("batches %v, want the 6 plant lines, id 1's four in four batches", store.batches)
+		}
+	})
+}

@@ -59,11 +59,17 @@ func NewStoreMetrics(reg prometheus.Registerer) (*StoreMetrics, error) {
 // trace (the readiness probe's pings) start no trace of their own.
 func (m *StoreMetrics) Instrument(store plant.Store, name string, tp trace.TracerProvider) plant.Store {
 	op := m.ops(name, tp)
-	return &instrumentedStore{
+	s := &instrumentedStore{
 		next:   store,
 		create: op("create"), get: op("get"), list: op("list"), delete: op("delete"), ping: op("ping"),
 		update: op("replace"), deleteMatching: op("delete_matching"),
 	}
+	if bc, ok := store.(plant.BatchCreator); ok {
+		// The wrapper creates in batches only where the store does: the
+		// import tells the two apart by it.
+		return &instrumentedBatchStore{instrumentedStore: s, next: bc, createBatch: op("create_batch")}
+	}
+	return s
 }
 
 // InstrumentChanges wraps a store's change log as Instrument wraps the
@@ -226,6 +232,19 @@ func (s *instrumentedStore) Ping(ctx context.Context) error {
 
 // Close is not timed: it runs once, at stop.
 func (s *instrumentedStore) Close() error { return s.next.Close() }
+
+// instrumentedBatchStore is an instrumented store that creates in batches.
+type instrumentedBatchStore struct {
+	*instrumentedStore
+	next        plant.BatchCreator
+	createBatch *storeOp
+}
+
+func (s *instrumentedBatchStore) CreateBatch(ctx context.Context, ps []plant.Plant) ([]plant.BatchResult, error) {
+	return observe(ctx, s.createBatch, attribute.Int("plantstore.batch.size", len(ps)), func(ctx context.Context) ([]plant.BatchResult, error) {
+		return s.next.CreateBatch(ctx, ps)
+	})
+}
 
 type instrumentedChangeLog struct {
 	next          changes.ChangeLog

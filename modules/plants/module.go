@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/endpointstore"
 	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/plant"
@@ -101,10 +102,12 @@ type storeFacesResult struct {
 	Store   plant.Store
 	Outbox  outbox.Store
 	Changes changes.ChangeLog
+	// Endpoints keeps the webhook endpoints made through the API.
+	Endpoints endpointstore.Store
 }
 
 func storeFaces(o *openedStore) storeFacesResult {
-	return storeFacesResult{Store: o.Store, Outbox: o.Outbox, Changes: o.Changes}
+	return storeFacesResult{Store: o.Store, Outbox: o.Outbox, Changes: o.Changes, Endpoints: o.Endpoints}
 }
 
 // openStore opens the store cfg names (openConfigured). Opening only builds; the

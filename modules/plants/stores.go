@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/endpointstore"
 	"github.com/plantstore/plantstore/modules/outbox"
 	"github.com/plantstore/plantstore/modules/plants/boltstore"
 	"github.com/plantstore/plantstore/modules/plants/memstore"
@@ -116,6 +117,8 @@ type openedStore struct {
 	Store   plant.Store
 	Outbox  outbox.Store // nil for a store that keeps none
 	Changes changes.ChangeLog
+	// Endpoints keeps the webhook endpoints made through the API.
+	Endpoints endpointstore.Store
 
 	start   []func(context.Context) error // in order
 	metrics []storeMetric
@@ -182,7 +185,7 @@ func (c Config) ServingFields() []zap.Field {
 
 func openMemory(cfg Config, _ trace.TracerProvider) (*openedStore, error) {
 	s := memstore.NewWithOptions(memstore.Options{ChangesRetention: cfg.ChangesRetention})
-	return &openedStore{Store: s, Changes: s, start: []func(context.Context) error{s.Start}}, nil // the change log's pruner
+	return &openedStore{Store: s, Changes: s, Endpoints: s.Endpoints(), start: []func(context.Context) error{s.Start}}, nil // the change log's pruner
 }
 
 // The bolt store: plants.db in --data-dir.
@@ -195,7 +198,7 @@ func openBolt(cfg Config, _ trace.TracerProvider) (*openedStore, error) {
 		return nil, err
 	}
 	return &openedStore{
-		Store: s, Outbox: s.Outbox(), Changes: s.Changes(),
+		Store: s, Outbox: s.Outbox(), Changes: s.Changes(), Endpoints: s.Endpoints(),
 		start:   []func(context.Context) error{s.Start}, // the group committer's goroutine, and the pruner's
 		metrics: boltMetrics(s),
 	}, nil
@@ -251,7 +254,7 @@ func openPostgres(cfg Config, tp trace.TracerProvider) (*openedStore, error) {
 		return nil, err
 	}
 	return &openedStore{
-		Store: pg, Outbox: pg.Outbox(), Changes: pg,
+		Store: pg, Outbox: pg.Outbox(), Changes: pg, Endpoints: pg.Endpoints(),
 		// Migrating is the first contact with the database: an unreachable
 		// one fails the start (exit 2) once the connect timeout has passed,
 		// and the orchestrator restarts the process. Then the create lanes,

@@ -29,11 +29,15 @@ func WakeOn(w Waker) Option { return func(d *Dispatcher) { d.waker = w } }
 
 // worker is one endpoint's loop and its attempts.
 type worker struct {
-	ep      atomic.Pointer[Endpoint]
-	gone    atomic.Bool   // it answered 410: nothing is sent until the file changes
-	circuit *circuit      // open while it is down: see circuit.go
-	slots   chan struct{} // attempts in flight
-	wake    chan struct{} // a slot freed up, a change was committed, a replay: look for more now
+	ep   atomic.Pointer[Endpoint]
+	gone atomic.Bool // it answered 410, or is disabled: nothing is sent until the file (or the API's endpoint) changes
+	// failingSince is when its attempts began to fail, with no success
+	// since (Unix nanoseconds; 0: the last one succeeded): past
+	// --webhooks-disable-after, an API endpoint is disabled.
+	failingSince atomic.Int64
+	circuit      *circuit      // open while it is down: see circuit.go
+	slots        chan struct{} // attempts in flight
+	wake         chan struct{} // a slot freed up, a change was committed, a replay: look for more now
 	// backlog says the last claim took all it asked for, so more may be
 	// due: only then does a freed slot claim before the next poll.
 	backlog atomic.Bool

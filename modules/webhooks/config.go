@@ -18,7 +18,18 @@ type Config struct {
 	Retries      Schedule      // --webhooks-retry-schedule: the waits before each retry
 	Concurrency  int           // --webhooks-concurrency: attempts in flight per endpoint and replica
 	PollInterval time.Duration // --webhooks-poll-interval: how often each endpoint's due deliveries are looked for
+	// API serves the endpoints under /webhooks/endpoints (--webhooks-api):
+	// made, changed and removed through the API, kept in the store.
+	API bool
+	// DisableAfter pauses an endpoint whose attempts all failed for that
+	// long (--webhooks-disable-after; 0: never).
+	DisableAfter time.Duration
 }
+
+// DefaultDisableAfter is --webhooks-disable-after's default: the changes'
+// default retention, past which a replay could not give back what the
+// endpoint missed anyway.
+const DefaultDisableAfter = 72 * time.Hour
 
 // DefaultRetries spreads eight attempts over about 27 hours, as Standard
 // Webhooks' reference sender does: the first retry soon after a blip, the
@@ -89,6 +100,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(scheduleFlag{&c.Retries}, "webhooks-retry-schedule", "the waits before each retry of a failed webhook, comma-separated; after the last, the event is dead-lettered")
 	fs.IntVar(&c.Concurrency, "webhooks-concurrency", 16, "webhook attempts in flight at once per endpoint (and replica)")
 	fs.DurationVar(&c.PollInterval, "webhooks-poll-interval", 500*time.Millisecond, "how often each endpoint's due webhook deliveries are looked for")
+	fs.BoolVar(&c.API, "webhooks-api", false, "serve the webhook endpoints under /webhooks/endpoints on the API listener (scope webhooks:manage), kept in the store (bolt or postgres)")
+	fs.DurationVar(&c.DisableAfter, "webhooks-disable-after", DefaultDisableAfter, "disable a webhook endpoint whose attempts all failed for this long (0: never)")
 }
 
 // Validate reports every value of c that its flag does not accept, one
@@ -114,8 +127,15 @@ func (c Config) Validate() error {
 	if c.PollInterval < 10*time.Millisecond || c.PollInterval > time.Minute {
 		errs = append(errs, fmt.Errorf("--webhooks-poll-interval %v: must be between 10ms and 1m", c.PollInterval))
 	}
+	if c.DisableAfter < 0 || (c.DisableAfter > 0 && c.DisableAfter < time.Minute) {
+		errs = append(errs, fmt.Errorf("--webhooks-disable-after %v: must be 0 (never) or at least 1m", c.DisableAfter))
+	}
 	return errors.Join(errs...)
 }
+
+// On reports whether webhooks are sent: a file of endpoints, or the
+// API's.
+func (c Config) On() bool { return c.File != "" || c.API }
 
 // withDefaults fills what a Config built without its flags leaves zero,
 // so that the constructors work without Fx and without flags.

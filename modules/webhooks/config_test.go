@@ -68,3 +68,25 @@ func TestConfigBoundsItsDurations(t *testing.T) {
 		t.Fatalf("Validate = %v, want\n%s", err, want)
 	}
 }
+
+// --webhooks-disable-after is 0 (never) or at least a minute.
+func TestConfigBoundsDisableAfter(t *testing.T) {
+	for v, want := range map[string]string{
+		"0s":  "",
+		"1m":  "",
+		"72h": "",
+		"59s": "--webhooks-disable-after 59s: must be 0 (never) or at least 1m",
+		"-1h": "--webhooks-disable-after -1h0m0s: must be 0 (never) or at least 1m",
+	} {
+		var c Config
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		c.RegisterFlags(fs)
+		if err := fs.Parse([]string{"--webhooks-disable-after=" + v}); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Validate()
+		if (want == "" && err != nil) || (want != "" && (err == nil || err.Error() != want)) {
+			t.Errorf("--webhooks-disable-after=%s: Validate = %v, want %q", v, err, want)
+		}
+	}
+}

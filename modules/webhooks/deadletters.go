@@ -34,7 +34,8 @@ func (d *Dispatcher) Replay(ctx context.Context, endpoint string, since time.Tim
 	return n, err
 }
 
-// Configured reports whether endpoint is in the file.
+// Configured reports whether endpoint runs here: the file's or one made
+// through the API that this replica has read.
 func (d *Dispatcher) Configured(endpoint string) bool {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
@@ -42,7 +43,7 @@ func (d *Dispatcher) Configured(endpoint string) bool {
 }
 
 // Resend makes the message id due now, whatever its state, if its
-// endpoint is in the file (see outbox.Attempts' Resend), and has its
+// endpoint runs here, the file's or the API's (see outbox.Attempts' Resend), and has its
 // worker claim it at once.
 func (d *Dispatcher) Resend(ctx context.Context, id, endpoint string) error {
 	d.applyMu.Lock()

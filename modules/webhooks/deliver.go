@@ -27,6 +27,7 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) bool {
 		return d.log.With(zap.String("endpoint", ep.Name), zap.String("webhook_id", dl.ID), zap.Int("attempt", dl.Attempt))
 	}
 	var err error
+	d.health(w, ep, r)
 	switch {
 	case r.outcome == outcomeDelivered:
 		d.metrics.latency.WithLabelValues(ep.Name).Observe(time.Since(dl.CreatedAt).Seconds())
@@ -43,7 +44,11 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) bool {
 	default:
 		if r.outcome == outcomeGone && !w.gone.Swap(true) {
 			d.metrics.paused.WithLabelValues(ep.Name).Set(1)
-			log().Warn("webhook endpoint answered 410 Gone: nothing more is sent to it until the webhooks file changes")
+			if ep.API {
+				d.disable(ep.Name, "the endpoint answered 410 Gone")
+			} else {
+				log().Warn("webhook endpoint answered 410 Gone: nothing more is sent to it until the webhooks file changes")
+			}
 		}
 		wait := d.backoff(dl.Attempt, r.retryAfter)
 		err = d.box.Retry(ctx, dl, wait, r.reason)
@@ -54,6 +59,34 @@ func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) bool {
 		log().Warn("webhooks: could not record an attempt's result in the outbox; it will be attempted again", zap.Error(err))
 	}
 	return r.outcome == outcomeDelivered
+}
+
+// health keeps w's failing streak: an endpoint whose attempts have all
+// failed for --webhooks-disable-after is paused like one that answered
+// 410, and an API endpoint disabled (on every replica, until its owner
+// enables it). The streak is this replica's, since its start: each
+// replica judges the attempts it made.
+func (d *Dispatcher) health(w *worker, ep Endpoint, r attemptResult) {
+	now := time.Now()
+	switch {
+	case r.outcome == outcomeDelivered:
+		w.failingSince.Store(0)
+		return
+	case d.base.Err() != nil, r.outcome == outcomeGone, d.cfg.DisableAfter <= 0:
+		return
+	}
+	w.failingSince.CompareAndSwap(0, now.UnixNano())
+	since := time.Unix(0, w.failingSince.Load())
+	if now.Sub(since) < d.cfg.DisableAfter || w.gone.Swap(true) {
+		return
+	}
+	d.metrics.paused.WithLabelValues(ep.Name).Set(1)
+	reason := "every attempt failed for " + d.cfg.DisableAfter.String() + " (--webhooks-disable-after), the last: " + r.reason
+	if ep.API {
+		d.disable(ep.Name, reason)
+		return
+	}
+	d.log.Warn("webhook endpoint paused: nothing more is sent to it until the webhooks file changes", zap.String("endpoint", ep.Name), zap.String("reason", reason))
 }
 
 // judge tells w's circuit how an attempt went.

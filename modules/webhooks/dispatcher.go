@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -33,6 +34,8 @@ type Dispatcher struct {
 	log     *zap.Logger
 	waker   Waker // nil: the polls alone find new deliveries
 
+	endpoints apiEndpoints // the endpoints made through the API, when they are on (see apiendpoints.go)
+
 	background          // the loops, the attempts' context and the stop
 	roster              // the endpoints: their workers and subscriptions
 	settled    *settler // delivered events waiting to be settled
@@ -59,11 +62,23 @@ func NewDispatcher(cfg Config, box outbox.Outbox, file File, metrics *Metrics, t
 func (d *Dispatcher) Start(ctx context.Context) error {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
-	f := d.initial
-	if err := d.drop(ctx, f); err != nil {
+	if d.endpoints.store != nil {
+		version, api, err := d.loadAPI(ctx)
+		if err != nil {
+			return err
+		}
+		d.api, d.endpoints.version = api, version
+	}
+	d.file = d.initial.Endpoints
+	all := slices.Concat(d.file, d.api)
+	if err := d.drop(ctx, names(all)); err != nil {
 		return err
 	}
-	d.apply(f)
+	d.commit(func(*Endpoint) bool { return true })
+	if d.endpoints.store != nil {
+		d.loops.Add(1)
+		go d.watchAPI()
+	}
 	d.loops.Add(1)
 	go d.readStats()
 	if d.waker != nil {

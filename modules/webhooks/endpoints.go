@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -62,13 +63,21 @@ type File struct {
 	Endpoints []Endpoint
 }
 
-// Endpoint is one receiver of events.
+// Endpoint is one receiver of events, of the webhooks file or made
+// through the API.
 type Endpoint struct {
-	Name    string
+	Name    string // the file's name, or the API's id
 	URL     string
 	Secrets []Secret
 	Format  Format   // FormatOrigin when the file says none
 	Events  []string // none: every event of the format
+
+	// API says the endpoint was made through the API (see api.go), and
+	// Revision is its stored revision; Disabled pauses it: its events
+	// wait, and nothing is sent until it is enabled again.
+	API      bool
+	Revision int64
+	Disabled bool
 }
 
 // fileSyntax is the file as written; ParseFile checks it into a File.
@@ -109,8 +118,15 @@ func (e Endpoint) Subscribes(event string) bool {
 }
 
 // Secret is a signing secret, "whsec_" and the base64 of its key. Its
-// String and JSON never show the key, so it cannot reach a log.
-type Secret struct{ key []byte }
+// String and JSON never show the key, so it cannot reach a log. A rotated
+// secret of the API's signs until notAfter (zero: no end).
+type Secret struct {
+	key      []byte
+	notAfter time.Time
+}
+
+// active reports whether s signs at now.
+func (s Secret) active(now time.Time) bool { return s.notAfter.IsZero() || now.Before(s.notAfter) }
 
 // ParseSecret reads a secret in Standard Webhooks' form: "whsec_" and the
 // standard base64 of 24 to 64 random bytes.
@@ -179,6 +195,9 @@ func parseEndpoint(raw json.RawMessage, allowHTTP bool, seen map[string]bool) (E
 	}
 	if !namePattern.MatchString(e.Name) {
 		return Endpoint{}, errors.New("name must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit")
+	}
+	if strings.HasPrefix(e.Name, apiIDPrefix) {
+		return Endpoint{}, errors.New(`name must not start with "` + apiIDPrefix + `": those are the ids of the endpoints made through the API`)
 	}
 	if seen[e.Name] {
 		return Endpoint{}, errors.New("name is used twice")

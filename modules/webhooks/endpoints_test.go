@@ -84,6 +84,7 @@ func TestParseFileRefusesWithTheEndpointAndNeverTheSecret(t *testing.T) {
 		{`endpoints: [{name: a, url: "https://", secrets: [` + good + `]}]`, `url: has no host`},
 		{`endpoints: [{name: A, url: "https://x.example", secrets: [` + good + `]}]`, `endpoint 1 ("A"): name must be`},
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `]}, {name: a, url: "https://y.example", secrets: [` + good + `]}]`, `endpoint 2 ("a"): name is used twice`},
+		{`endpoints: [{name: ep_crm, url: "https://x.example", secrets: [` + good + `]}]`, `endpoint 1 ("ep_crm"): name must not start with "ep_": those are the ids of the endpoints made through the API`},
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], events: [plant.moved]}]`, `endpoint 1 ("a"): events: "plant.moved" is not an event (plant.created, plant.updated, plant.deleted)`},
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], format: envelope, events: [plant.moved]}]`, `events: "plant.moved" is not an event (plant.created, plant.updated, plant.deleted)`},
 		{`endpoints: [{name: a, url: "https://x.example", secrets: [` + good + `], events: [plant.created, plant.updated]}]`, `endpoint 1 ("a"): events: "plant.updated" is sent in envelopes only: add "format: envelope" (the origin format's body is the created plant, for plant.created alone)`},

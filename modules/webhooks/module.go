@@ -9,6 +9,7 @@
 package webhooks
 
 import (
+	"crypto/sha256"
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/endpointstore"
 	"github.com/plantstore/plantstore/modules/httpserver/httpapi"
 	"github.com/plantstore/plantstore/modules/outbox"
 )
@@ -31,18 +33,25 @@ var Module = fx.Module("webhooks",
 		}
 		return AdminRoutes(s, log)
 	})),
-	fx.Provide(httpapi.AsAPIRoutes(func(s *Service, log *zap.Logger) []httpapi.Route {
-		if !s.On() {
-			return nil
-		}
-		return APIRoutes(s, log)
-	})),
+	fx.Provide(httpapi.AsAPIRoutes(APIRoutes)),
 	fx.Invoke(Register),
 )
 
 // ErrNoOutbox refuses webhooks on the memory store, which has nowhere
 // durable to keep events.
 var ErrNoOutbox = errors.New("--webhooks-file needs --store bolt or postgres: the memory store keeps no outbox")
+
+// errNoOutboxForAPI is ErrNoOutbox for --webhooks-api.
+var errNoOutboxForAPI = errors.New("--webhooks-api needs --store bolt or postgres: the memory store keeps no outbox")
+
+// NoOutboxError is the error that refuses cfg's webhooks on a store that
+// keeps no outbox, naming the flag that asked for them.
+func NoOutboxError(cfg Config) error {
+	if cfg.File == "" {
+		return errNoOutboxForAPI
+	}
+	return ErrNoOutbox
+}
 
 // Service is webhooks as the module provides them: the store's outbox, the
 // dispatcher that sends what it holds, and the watch of the webhooks file.
@@ -51,12 +60,16 @@ var ErrNoOutbox = errors.New("--webhooks-file needs --store bolt or postgres: th
 type Service struct {
 	Outbox     outbox.Outbox
 	Dispatcher *Dispatcher
+	// Endpoints serves the endpoints on the API listener; nil without
+	// --webhooks-api.
+	Endpoints *EndpointsAPI
 
 	store  outbox.Store // the store's outbox, which Register hooks
 	source *Source      // the webhooks file's watch
 }
 
-// On reports whether s sends webhooks: whether --webhooks-file is set.
+// On reports whether s sends webhooks: whether --webhooks-file or
+// --webhooks-api is set.
 func (s *Service) On() bool { return s.Dispatcher != nil }
 
 // Params is what New needs: the configuration and the outbox of the store
@@ -67,10 +80,12 @@ type Params struct {
 	Config Config
 	Outbox outbox.Store `optional:"true"`
 	// Changes wakes the dispatcher at each change the store commits.
-	Changes  changes.ChangeLog `optional:"true"`
-	Registry prometheus.Registerer
-	Tracer   trace.TracerProvider
-	Log      *zap.Logger
+	Changes changes.ChangeLog `optional:"true"`
+	// Endpoints keeps the endpoints made through the API.
+	Endpoints endpointstore.Store `optional:"true"`
+	Registry  prometheus.Registerer
+	Tracer    trace.TracerProvider
+	Log       *zap.Logger
 }
 
 // New reads the webhooks file and builds the service of its endpoints over
@@ -78,12 +93,16 @@ type Params struct {
 // going. Without a file it returns the zero Service: webhooks off.
 func New(p Params) (*Service, error) {
 	cfg := p.Config
-	if cfg.File == "" {
+	if !cfg.On() {
 		return &Service{}, nil
 	}
-	file, digest, err := ReadFile(cfg.File, cfg.AllowHTTP)
-	if err != nil {
-		return nil, err
+	var file File
+	var digest [sha256.Size]byte
+	if cfg.File != "" {
+		var err error
+		if file, digest, err = ReadFile(cfg.File, cfg.AllowHTTP); err != nil {
+			return nil, err
+		}
 	}
 	metrics, err := NewMetrics(p.Registry)
 	if err != nil {
@@ -92,16 +111,28 @@ func New(p Params) (*Service, error) {
 	log := p.Log.Named("webhooks")
 	box := p.Outbox
 	if box == nil {
-		return nil, ErrNoOutbox
+		return nil, NoOutboxError(cfg)
 	}
 	var opts []Option
 	if p.Changes != nil {
 		opts = append(opts, WakeOn(p.Changes))
 	}
+	if cfg.API {
+		if p.Endpoints == nil {
+			return nil, NoOutboxError(cfg)
+		}
+		opts = append(opts, ManagedBy(p.Endpoints))
+	}
 	d := NewDispatcher(cfg, box, file, metrics, p.Tracer, log, opts...)
-	src := NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
-	log.Info("webhooks on", zap.Strings("endpoints", d.Subscribed()))
-	return &Service{Outbox: box, Dispatcher: d, store: box, source: src}, nil
+	s := &Service{Outbox: box, Dispatcher: d, store: box}
+	if cfg.File != "" {
+		s.source = NewSource(cfg.File, cfg.AllowHTTP, digest, d, metrics, log)
+	}
+	if cfg.API {
+		s.Endpoints = NewEndpointsAPI(p.Endpoints, d, cfg, log)
+	}
+	log.Info("webhooks on", zap.Strings("endpoints", d.Subscribed()), zap.Bool("api", cfg.API))
+	return s, nil
 }
 
 // Register sets s going when it is on: it hooks the store so that every
@@ -114,5 +145,7 @@ func Register(lc fx.Lifecycle, s *Service) {
 	}
 	Hook(s.store, s.Dispatcher)
 	lc.Append(fx.Hook{OnStart: s.Dispatcher.Start, OnStop: s.Dispatcher.Stop})
-	lc.Append(fx.Hook{OnStart: s.source.Start, OnStop: s.source.Stop})
+	if s.source != nil {
+		lc.Append(fx.Hook{OnStart: s.source.Start, OnStop: s.source.Stop})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -13,10 +14,12 @@ import (
 	"github.com/plantstore/plantstore/modules/outbox"
 )
 
-// roster is the endpoints of the webhooks file as the dispatcher runs them:
-// a worker per endpoint, and which endpoints each kind of change is
-// announced to. Start applies the file as read; a reload applies the next
-// (Apply).
+// roster is the endpoints as the dispatcher runs them, those of the
+// webhooks file and those made through the API: a worker per endpoint,
+// and which endpoints each kind of change is announced to. Start applies
+// the file as read and the API's as stored; a reload of the file applies
+// the next file (Apply), a change of the API's endpoints their new list
+// (applyAPI), each leaving the other's endpoints as they are.
 type roster struct {
 	initial File // the file as read at construction, applied by Start
 
@@ -25,7 +28,13 @@ type roster struct {
 	// endpoint is configured: a letter made pending just after its
 	// endpoint's removal would be dropped at the next change.
 	applyMu    sync.Mutex
-	configured []string // every endpoint of the file, under applyMu
+	file       []Endpoint // the file's endpoints, under applyMu
+	api        []Endpoint // the API's endpoints, under applyMu
+	configured []string   // every endpoint's name, under applyMu
+
+	// listed is the file's and the API's endpoints for the API's
+	// listing, which reads it without applyMu.
+	listed atomic.Pointer[[]Endpoint]
 
 	// subscribed names the endpoints each kind of change is announced to;
 	// the store's planner (Plan, handoff.go) reads it in every commit
@@ -40,15 +49,17 @@ type roster struct {
 
 func (r *roster) init(f File) {
 	r.initial = f
-	r.configured = names(f)
-	r.setSubscribed(f)
+	r.file = f.Endpoints
+	r.configured = names(f.Endpoints)
+	r.listed.Store(&f.Endpoints)
+	r.setSubscribed(f.Endpoints)
 	r.workers = make(map[string]*worker)
 	r.byName.Store(&map[string]*worker{})
 }
 
-func names(f File) []string {
-	names := make([]string, 0, len(f.Endpoints))
-	for _, ep := range f.Endpoints {
+func names(eps []Endpoint) []string {
+	names := make([]string, 0, len(eps))
+	for _, ep := range eps {
 		names = append(names, ep.Name)
 	}
 	return names
@@ -74,9 +85,11 @@ func (r *roster) subscribers(k changes.Kind) []string {
 	return subs.byKind[k]
 }
 
-func (r *roster) setSubscribed(f File) {
+// setSubscribed announces changes to eps. A disabled endpoint stays
+// subscribed: its events wait, for when it is enabled again.
+func (r *roster) setSubscribed(eps []Endpoint) {
 	subs := subscriptions{byKind: make([][]string, len(changes.Kinds)+1)}
-	for _, ep := range f.Endpoints {
+	for _, ep := range eps {
 		some := false
 		for _, k := range changes.Kinds {
 			if ep.Subscribes(k.String()) {
@@ -103,40 +116,69 @@ func (r *roster) workerNames() []string {
 	return names
 }
 
-// Apply makes f the endpoints: new ones get a loop (and the plants created
-// from now on, not the backlog), removed ones stop and their pending
-// deliveries are dropped, changed ones are sent to as they now read, and
-// an endpoint that answered 410 is tried again.
+// Apply makes f the file's endpoints: new ones get a loop (and the plants
+// created from now on, not the backlog), removed ones stop and their
+// pending deliveries are dropped, changed ones are sent to as they now
+// read, and an endpoint that answered 410 is tried again. The API's
+// endpoints are left as they are, their pending deliveries too.
 func (d *Dispatcher) Apply(ctx context.Context, f File) {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
-	d.configured = names(f)
-	d.setSubscribed(f)
-	d.apply(f)
-	if err := d.drop(ctx, f); err != nil {
+	d.file = f.Endpoints
+	d.commit(func(ep *Endpoint) bool { return !ep.API })
+	keep := slices.Clone(d.configured)
+	if stats, err := d.box.Stats(ctx); err == nil {
+		for name := range stats {
+			if strings.HasPrefix(name, apiIDPrefix) { // another replica's endpoint this one has not read yet
+				keep = append(keep, name)
+			}
+		}
+	} else {
+		d.log.Warn("webhooks: the pending deliveries of removed endpoints were not dropped; they will be at the next start or reload", zap.Error(err))
+		return
+	}
+	if err := d.drop(ctx, keep); err != nil {
 		d.log.Warn("webhooks: the pending deliveries of removed endpoints were not dropped; they will be at the next start or reload", zap.Error(err))
 	}
 }
 
-func (d *Dispatcher) apply(f File) {
+// commit runs the file's and the API's endpoints as they now are; reset
+// says which of them start afresh: a 410's pause and the circuit
+// forgotten, a disabled endpoint paused.
+func (d *Dispatcher) commit(reset func(*Endpoint) bool) {
+	all := slices.Concat(d.file, d.api)
+	d.configured = names(all)
+	d.listed.Store(&all)
+	d.setSubscribed(all)
+	d.apply(all, reset)
+}
+
+func (d *Dispatcher) apply(eps []Endpoint, reset func(*Endpoint) bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	keep := make(map[string]bool, len(f.Endpoints))
+	keep := make(map[string]bool, len(eps))
 	var added []*worker
-	for _, ep := range f.Endpoints {
+	for _, ep := range eps {
 		keep[ep.Name] = true
 		w := d.workers[ep.Name]
-		if w == nil {
+		fresh := w == nil
+		if fresh {
 			w = &worker{slots: make(chan struct{}, d.cfg.Concurrency), wake: make(chan struct{}, 1), stop: make(chan struct{}),
 				circuit: newCircuit(d.cfg.Retries[0]), handoff: make(chan outbox.Delivery, d.cfg.Concurrency)}
 			d.workers[ep.Name] = w
 			added = append(added, w)
 		}
 		w.ep.Store(&ep)
-		w.gone.Store(false)
-		w.circuit.reset()
-		d.metrics.paused.WithLabelValues(ep.Name).Set(0)
-		d.metrics.circuitOpen.WithLabelValues(ep.Name).Set(0)
+		if fresh || reset(&ep) {
+			w.gone.Store(ep.Disabled)
+			w.failingSince.Store(0)
+			w.circuit.reset()
+			d.metrics.paused.WithLabelValues(ep.Name).Set(boolGauge(ep.Disabled))
+			d.metrics.circuitOpen.WithLabelValues(ep.Name).Set(0)
+			if !ep.Disabled {
+				w.wakeUp() // enabled again: what waited is due
+			}
+		}
 	}
 	for _, w := range added {
 		d.loops.Add(2)
@@ -155,15 +197,22 @@ func (d *Dispatcher) apply(f File) {
 	d.byName.Store(&byName)
 }
 
-// drop removes the pending deliveries of the endpoints f does not name.
-func (d *Dispatcher) drop(ctx context.Context, f File) error {
-	dropped, err := d.box.DropExcept(ctx, names(f))
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// drop removes the pending deliveries of the endpoints keep does not name.
+func (d *Dispatcher) drop(ctx context.Context, keep []string) error {
+	dropped, err := d.box.DropExcept(ctx, keep)
 	if err != nil {
 		return err
 	}
 	for ep, n := range dropped {
 		d.metrics.dropped.WithLabelValues(ep).Add(float64(n))
-		d.log.Warn("webhooks: dropped the pending events of an endpoint no longer in the webhooks file",
+		d.log.Warn("webhooks: dropped the pending events of a removed endpoint",
 			zap.String("endpoint", ep), zap.Int("events", n))
 	}
 	return nil

@@ -3,7 +3,10 @@
 # of N new plants from a file into a fresh server of BINARY on STORE (bolt
 # or postgres), then the same import again
 # (every plant unchanged), and prints plants/s and wall time of each. For
-# postgres run it under tools/pgcluster, which sets PLANTSTORE_POSTGRES_URL.
+# postgres run it under tools/pgcluster, which sets PLANTSTORE_POSTGRES_URL
+# and the PG* variables: then the same rows are also loaded with psql's
+# \copy into a bare table (no index) and into one keyed by id as plants
+# is, the yardstick of what the database itself does with them.
 # Example: nice -n 5 tools/importbench/importbench.sh ./plantstore bolt 1000000
 set -eu
 bin=$1 store=$2 n=$3
@@ -28,3 +31,16 @@ for run in first resumed; do
 	end=$(date +%s.%N)
 	echo "$run: $n plants in $(echo "$end - $start" | bc) s, $(echo "$n / ($end - $start)" | bc) plants/s"
 done
+if [ "$store" = postgres ]; then
+	seq 1 "$n" | awk '{ printf "%.0f\tplant number %d\tt%d\n", $1*7919-500000000, $1, $1%50 }' >"$dir/plants.tsv"
+	for table in bare keyed; do
+		key=
+		[ "$table" = keyed ] && key=" PRIMARY KEY"
+		psql -q -v ON_ERROR_STOP=1 -c "CREATE TABLE import_$table (id bigint$key, name text NOT NULL, tag text)"
+		start=$(date +%s.%N)
+		psql -q -v ON_ERROR_STOP=1 -c "\\copy import_$table FROM '$dir/plants.tsv'"
+		end=$(date +%s.%N)
+		echo "psql copy ($table table): $n rows in $(echo "$end - $start" | bc) s, $(echo "$n / ($end - $start)" | bc) rows/s"
+		psql -q -c "DROP TABLE import_$table"
+	done
+fi

@@ -3,10 +3,14 @@
 // internal/pgtest), creates a database, runs the command with
 // PLANTSTORE_POSTGRES_URL and the libpq variables (PGHOST, PGPORT, PGUSER,
 // PGDATABASE) pointing at it, and removes the cluster when the command
-// ends. It is how the postgres benchmarks run:
+// ends. With -standby the server is a primary with a synchronous standby
+// (synchronous_standby_names = '*', as internal/pgtest's pairs), and the
+// command's variables point at the primary. It is how the postgres
+// benchmarks run:
 //
 //	go run ./tools/pgcluster -migrate -- make bench
 //	go run ./tools/pgcluster -migrate -- pgbench -n -c 32 -j 2 -T 10 -M prepared -f tools/pgcluster/insert.sql
+//	go run ./tools/pgcluster -migrate -standby -- tools/pgcluster/reads.sh 3 32 8
 package main
 
 import (
@@ -29,8 +33,9 @@ func main() {
 
 func run() int {
 	migrate := flag.Bool("migrate", false, "create plantstore's schema in the database before running the command")
+	standby := flag.Bool("standby", false, "start a synchronous standby beside the server")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: pgcluster [-migrate] -- command [arg...]")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: pgcluster [-migrate] [-standby] -- command [arg...]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -38,21 +43,16 @@ func run() int {
 		flag.Usage()
 		return 2
 	}
-	c, err := pgtest.StartCluster()
+	c, db, destroy, err := start(*standby)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pgcluster: %v\n", err)
 		return 1
 	}
 	defer func() {
-		if err := c.Destroy(); err != nil {
+		if err := destroy(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgcluster: %v\n", err)
 		}
 	}()
-	db, err := c.CreateDatabase()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "pgcluster: %v\n", err)
-		return 1
-	}
 	url := c.URL(db)
 	if *migrate {
 		s, err := pgstore.Open(context.Background(), pgstore.Config{URL: url})
@@ -91,4 +91,26 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// start starts the server, with a synchronous standby when standby is
+// set, and returns the server the command uses, its database, and what
+// removes it all.
+func start(standby bool) (c *pgtest.Cluster, db string, destroy func() error, err error) {
+	if standby {
+		const db = "plants"
+		pair, err := pgtest.StartPair(db)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return pair.Primary, db, pair.Destroy, nil
+	}
+	c, err = pgtest.StartCluster()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if db, err = c.CreateDatabase(); err != nil {
+		return nil, "", nil, errors.Join(err, c.Destroy())
+	}
+	return c, db, c.Destroy, nil
 }

@@ -38,6 +38,45 @@ func (e ChangeType) Valid() bool {
 	}
 }
 
+// Defines values for NewWebhookEndpointEvents.
+const (
+	NewWebhookEndpointEventsPlantCreated NewWebhookEndpointEvents = "plant.created"
+	NewWebhookEndpointEventsPlantDeleted NewWebhookEndpointEvents = "plant.deleted"
+	NewWebhookEndpointEventsPlantUpdated NewWebhookEndpointEvents = "plant.updated"
+)
+
+// Valid indicates whether the value is a known member of the NewWebhookEndpointEvents enum.
+func (e NewWebhookEndpointEvents) Valid() bool {
+	switch e {
+	case NewWebhookEndpointEventsPlantCreated:
+		return true
+	case NewWebhookEndpointEventsPlantDeleted:
+		return true
+	case NewWebhookEndpointEventsPlantUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewWebhookEndpointFormat.
+const (
+	NewWebhookEndpointFormatEnvelope NewWebhookEndpointFormat = "envelope"
+	NewWebhookEndpointFormatOrigin   NewWebhookEndpointFormat = "origin"
+)
+
+// Valid indicates whether the value is a known member of the NewWebhookEndpointFormat enum.
+func (e NewWebhookEndpointFormat) Valid() bool {
+	switch e {
+	case NewWebhookEndpointFormatEnvelope:
+		return true
+	case NewWebhookEndpointFormatOrigin:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PlantDeletedEnvelopeType.
 const (
 	PlantDeletedEnvelopeTypePlantDeleted PlantDeletedEnvelopeType = "plant.deleted"
@@ -95,6 +134,159 @@ func (e WebhookAttemptError) Valid() bool {
 	case Timeout:
 		return true
 	case Tls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointEvents.
+const (
+	WebhookEndpointEventsPlantCreated WebhookEndpointEvents = "plant.created"
+	WebhookEndpointEventsPlantDeleted WebhookEndpointEvents = "plant.deleted"
+	WebhookEndpointEventsPlantUpdated WebhookEndpointEvents = "plant.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointEvents enum.
+func (e WebhookEndpointEvents) Valid() bool {
+	switch e {
+	case WebhookEndpointEventsPlantCreated:
+		return true
+	case WebhookEndpointEventsPlantDeleted:
+		return true
+	case WebhookEndpointEventsPlantUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointFormat.
+const (
+	WebhookEndpointFormatEnvelope WebhookEndpointFormat = "envelope"
+	WebhookEndpointFormatOrigin   WebhookEndpointFormat = "origin"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointFormat enum.
+func (e WebhookEndpointFormat) Valid() bool {
+	switch e {
+	case WebhookEndpointFormatEnvelope:
+		return true
+	case WebhookEndpointFormatOrigin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointSource.
+const (
+	WebhookEndpointSourceApi  WebhookEndpointSource = "api"
+	WebhookEndpointSourceFile WebhookEndpointSource = "file"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointSource enum.
+func (e WebhookEndpointSource) Valid() bool {
+	switch e {
+	case WebhookEndpointSourceApi:
+		return true
+	case WebhookEndpointSourceFile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointPatchEvents.
+const (
+	WebhookEndpointPatchEventsPlantCreated WebhookEndpointPatchEvents = "plant.created"
+	WebhookEndpointPatchEventsPlantDeleted WebhookEndpointPatchEvents = "plant.deleted"
+	WebhookEndpointPatchEventsPlantUpdated WebhookEndpointPatchEvents = "plant.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointPatchEvents enum.
+func (e WebhookEndpointPatchEvents) Valid() bool {
+	switch e {
+	case WebhookEndpointPatchEventsPlantCreated:
+		return true
+	case WebhookEndpointPatchEventsPlantDeleted:
+		return true
+	case WebhookEndpointPatchEventsPlantUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointPatchFormat.
+const (
+	WebhookEndpointPatchFormatEnvelope WebhookEndpointPatchFormat = "envelope"
+	WebhookEndpointPatchFormatOrigin   WebhookEndpointPatchFormat = "origin"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointPatchFormat enum.
+func (e WebhookEndpointPatchFormat) Valid() bool {
+	switch e {
+	case WebhookEndpointPatchFormatEnvelope:
+		return true
+	case WebhookEndpointPatchFormatOrigin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointWithSecretEvents.
+const (
+	WebhookEndpointWithSecretEventsPlantCreated WebhookEndpointWithSecretEvents = "plant.created"
+	WebhookEndpointWithSecretEventsPlantDeleted WebhookEndpointWithSecretEvents = "plant.deleted"
+	WebhookEndpointWithSecretEventsPlantUpdated WebhookEndpointWithSecretEvents = "plant.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointWithSecretEvents enum.
+func (e WebhookEndpointWithSecretEvents) Valid() bool {
+	switch e {
+	case WebhookEndpointWithSecretEventsPlantCreated:
+		return true
+	case WebhookEndpointWithSecretEventsPlantDeleted:
+		return true
+	case WebhookEndpointWithSecretEventsPlantUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointWithSecretFormat.
+const (
+	WebhookEndpointWithSecretFormatEnvelope WebhookEndpointWithSecretFormat = "envelope"
+	WebhookEndpointWithSecretFormatOrigin   WebhookEndpointWithSecretFormat = "origin"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointWithSecretFormat enum.
+func (e WebhookEndpointWithSecretFormat) Valid() bool {
+	switch e {
+	case WebhookEndpointWithSecretFormatEnvelope:
+		return true
+	case WebhookEndpointWithSecretFormatOrigin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointWithSecretSource.
+const (
+	WebhookEndpointWithSecretSourceApi  WebhookEndpointWithSecretSource = "api"
+	WebhookEndpointWithSecretSourceFile WebhookEndpointWithSecretSource = "file"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointWithSecretSource enum.
+func (e WebhookEndpointWithSecretSource) Valid() bool {
+	switch e {
+	case WebhookEndpointWithSecretSourceApi:
+		return true
+	case WebhookEndpointWithSecretSourceFile:
 		return true
 	default:
 		return false
@@ -198,6 +390,41 @@ type ChangePage struct {
 	Next string `json:"next"`
 }
 
+// ConsoleFigures defines model for ConsoleFigures.
+type ConsoleFigures struct {
+	Endpoints []struct {
+		// Attempts Attempts since the process started, by outcome.
+		Attempts                map[string]float32 `json:"attempts"`
+		CircuitOpen             bool               `json:"circuit_open"`
+		DeadLetters             float32            `json:"dead_letters"`
+		Gone                    bool               `json:"gone"`
+		Name                    string             `json:"name"`
+		OldestPendingAgeSeconds float32            `json:"oldest_pending_age_seconds"`
+		Pending                 float32            `json:"pending"`
+	} `json:"endpoints"`
+	IntervalSeconds float32 `json:"interval_seconds"`
+	Samples         []struct {
+		CreatedPerSecond *float32 `json:"created_per_second"`
+
+		// DeliveryLatencySeconds Percentiles in seconds; null without an observation in the interval.
+		DeliveryLatencySeconds *ConsoleQuantiles `json:"delivery_latency_seconds"`
+
+		// RequestLatencySeconds Percentiles in seconds; null without an observation in the interval.
+		RequestLatencySeconds *ConsoleQuantiles `json:"request_latency_seconds"`
+		RequestsPerSecond     *float32          `json:"requests_per_second"`
+		Time                  time.Time         `json:"time"`
+		WebhookDeadLetters    *float32          `json:"webhook_dead_letters"`
+		WebhookPending        *float32          `json:"webhook_pending"`
+	} `json:"samples"`
+}
+
+// ConsoleQuantiles Percentiles in seconds; null without an observation in the interval.
+type ConsoleQuantiles struct {
+	P50 float32 `json:"p50"`
+	P90 float32 `json:"p90"`
+	P99 float32 `json:"p99"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	// Error The HTTP status of the answer
@@ -232,6 +459,28 @@ type NewPlant struct {
 	// points), without U+0000.
 	Tag *string `json:"tag,omitempty"`
 }
+
+// NewWebhookEndpoint defines model for NewWebhookEndpoint.
+type NewWebhookEndpoint struct {
+	Description *string `json:"description,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// Events Left out, every event of the format; an origin endpoint may list `plant.created` alone.
+	Events *[]NewWebhookEndpointEvents `json:"events,omitempty"`
+	Format *NewWebhookEndpointFormat   `json:"format,omitempty"`
+
+	// Url `https` (plain `http` only with `--webhooks-allow-http`); an
+	// internal address written out, or localhost, is refused unless
+	// `--webhooks-allow-private`, and every connection is checked
+	// again after name resolution.
+	Url string `json:"url"`
+}
+
+// NewWebhookEndpointEvents defines model for NewWebhookEndpoint.Events.
+type NewWebhookEndpointEvents string
+
+// NewWebhookEndpointFormat defines model for NewWebhookEndpoint.Format.
+type NewWebhookEndpointFormat string
 
 // Plant defines model for Plant.
 type Plant struct {
@@ -359,6 +608,104 @@ type WebhookAttempt struct {
 // WebhookAttemptError Why there was no answer; absent when there was one.
 type WebhookAttemptError string
 
+// WebhookEndpoint defines model for WebhookEndpoint.
+type WebhookEndpoint struct {
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	Description *string    `json:"description,omitempty"`
+
+	// DisabledReason Why the sender disabled it (a 410, or every attempt failing for `--webhooks-disable-after`).
+	DisabledReason *string `json:"disabled_reason,omitempty"`
+	Enabled        bool    `json:"enabled"`
+
+	// Events Every event the endpoint gets.
+	Events []WebhookEndpointEvents `json:"events"`
+	Format WebhookEndpointFormat   `json:"format"`
+
+	// Id `ep_` and 26 digits and lowercase letters; a webhooks file endpoint's name.
+	Id string `json:"id"`
+
+	// Secrets The secrets signing its requests, newest first, by fingerprint.
+	Secrets []struct {
+		// ExpiresAt When a rotated secret stops signing.
+		ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+		// Fingerprint The first 8 bytes of the SHA-256 of the secret's key, in hex; the secret cannot be derived from it.
+		Fingerprint string `json:"fingerprint"`
+	} `json:"secrets"`
+
+	// Source `file` for an endpoint of the webhooks file: read-only through the API.
+	Source    WebhookEndpointSource `json:"source"`
+	UpdatedAt *time.Time            `json:"updated_at,omitempty"`
+	Url       string                `json:"url"`
+}
+
+// WebhookEndpointEvents defines model for WebhookEndpoint.Events.
+type WebhookEndpointEvents string
+
+// WebhookEndpointFormat defines model for WebhookEndpoint.Format.
+type WebhookEndpointFormat string
+
+// WebhookEndpointSource `file` for an endpoint of the webhooks file: read-only through the API.
+type WebhookEndpointSource string
+
+// WebhookEndpointPatch defines model for WebhookEndpointPatch.
+type WebhookEndpointPatch struct {
+	Description *string                       `json:"description,omitempty"`
+	Enabled     *bool                         `json:"enabled,omitempty"`
+	Events      *[]WebhookEndpointPatchEvents `json:"events,omitempty"`
+	Format      *WebhookEndpointPatchFormat   `json:"format,omitempty"`
+	Url         *string                       `json:"url,omitempty"`
+}
+
+// WebhookEndpointPatchEvents defines model for WebhookEndpointPatch.Events.
+type WebhookEndpointPatchEvents string
+
+// WebhookEndpointPatchFormat defines model for WebhookEndpointPatch.Format.
+type WebhookEndpointPatchFormat string
+
+// WebhookEndpointWithSecret defines model for WebhookEndpointWithSecret.
+type WebhookEndpointWithSecret struct {
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	Description *string    `json:"description,omitempty"`
+
+	// DisabledReason Why the sender disabled it (a 410, or every attempt failing for `--webhooks-disable-after`).
+	DisabledReason *string `json:"disabled_reason,omitempty"`
+	Enabled        bool    `json:"enabled"`
+
+	// Events Every event the endpoint gets.
+	Events []WebhookEndpointWithSecretEvents `json:"events"`
+	Format WebhookEndpointWithSecretFormat   `json:"format"`
+
+	// Id `ep_` and 26 digits and lowercase letters; a webhooks file endpoint's name.
+	Id string `json:"id"`
+
+	// Secret The new signing secret, shown in this answer only.
+	Secret string `json:"secret"`
+
+	// Secrets The secrets signing its requests, newest first, by fingerprint.
+	Secrets []struct {
+		// ExpiresAt When a rotated secret stops signing.
+		ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+		// Fingerprint The first 8 bytes of the SHA-256 of the secret's key, in hex; the secret cannot be derived from it.
+		Fingerprint string `json:"fingerprint"`
+	} `json:"secrets"`
+
+	// Source `file` for an endpoint of the webhooks file: read-only through the API.
+	Source    WebhookEndpointWithSecretSource `json:"source"`
+	UpdatedAt *time.Time                      `json:"updated_at,omitempty"`
+	Url       string                          `json:"url"`
+}
+
+// WebhookEndpointWithSecretEvents defines model for WebhookEndpointWithSecret.Events.
+type WebhookEndpointWithSecretEvents string
+
+// WebhookEndpointWithSecretFormat defines model for WebhookEndpointWithSecret.Format.
+type WebhookEndpointWithSecretFormat string
+
+// WebhookEndpointWithSecretSource `file` for an endpoint of the webhooks file: read-only through the API.
+type WebhookEndpointWithSecretSource string
+
 // WebhookMessage defines model for WebhookMessage.
 type WebhookMessage struct {
 	Attempts []WebhookAttempt `json:"attempts"`
@@ -392,6 +739,12 @@ type WebhookMessageState string
 // WebhookMessageType defines model for WebhookMessage.Type.
 type WebhookMessageType string
 
+// WebhookSecretRotation defines model for WebhookSecretRotation.
+type WebhookSecretRotation struct {
+	// Overlap How long the current secrets keep signing, a Go duration (`24h`, `90m`, `0s`); default `24h`, at most `168h`.
+	Overlap *string `json:"overlap,omitempty"`
+}
+
 // IfMatch defines model for IfMatch.
 type IfMatch = string
 
@@ -400,6 +753,9 @@ type IfNoneMatch = string
 
 // MessageID defines model for MessageID.
 type MessageID = string
+
+// WebhookEndpointID defines model for WebhookEndpointID.
+type WebhookEndpointID = string
 
 // WebhookID defines model for WebhookID.
 type WebhookID = string
@@ -445,6 +801,12 @@ type Unavailable = Error
 
 // UnsupportedMediaType defines model for UnsupportedMediaType.
 type UnsupportedMediaType = Error
+
+// WebhookBadRequest defines model for WebhookBadRequest.
+type WebhookBadRequest = Error
+
+// WebhookConflict defines model for WebhookConflict.
+type WebhookConflict = Error
 
 // WebhookNotFound defines model for WebhookNotFound.
 type WebhookNotFound = Error
@@ -551,6 +913,56 @@ type UpdatePlantParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
+type ListWebhookEndpointsParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After The id of the last endpoint of the previous page.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+}
+
+// DeleteWebhookEndpointParams defines parameters for DeleteWebhookEndpoint.
+type DeleteWebhookEndpointParams struct {
+	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
+	// weak `W/` tag never matches). A value of another form is a 400 on
+	// every method. Evaluated before `If-None-Match`.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). When
+	// it names the current ETag (`*`: any stored plant), GET and HEAD
+	// answer 304 and PUT and DELETE 412. A value of another form is a 400
+	// on every method.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetWebhookEndpointParams defines parameters for GetWebhookEndpoint.
+type GetWebhookEndpointParams struct {
+	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
+	// weak `W/` tag never matches). A value of another form is a 400 on
+	// every method. Evaluated before `If-None-Match`.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). When
+	// it names the current ETag (`*`: any stored plant), GET and HEAD
+	// answer 304 and PUT and DELETE 412. A value of another form is a 400
+	// on every method.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// UpdateWebhookEndpointParams defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParams struct {
+	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
+	// weak `W/` tag never matches). A value of another form is a 400 on
+	// every method. Evaluated before `If-None-Match`.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). When
+	// it names the current ETag (`*`: any stored plant), GET and HEAD
+	// answer 304 and PUT and DELETE 412. A value of another form is a 400
+	// on every method.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // ListWebhookAttemptsParams defines parameters for ListWebhookAttempts.
 type ListWebhookAttemptsParams struct {
 	// Status `succeeded` (a 2xx answer) or `failed` (anything else); every attempt when absent.
@@ -565,6 +977,20 @@ type ListWebhookAttemptsParams struct {
 
 // ListWebhookAttemptsParamsStatus defines parameters for ListWebhookAttempts.
 type ListWebhookAttemptsParamsStatus string
+
+// RotateWebhookEndpointSecretParams defines parameters for RotateWebhookEndpointSecret.
+type RotateWebhookEndpointSecretParams struct {
+	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
+	// weak `W/` tag never matches). A value of another form is a 400 on
+	// every method. Evaluated before `If-None-Match`.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// IfNoneMatch `*` or a comma-separated list of entity tags (weak comparison). When
+	// it names the current ETag (`*`: any stored plant), GET and HEAD
+	// answer 304 and PUT and DELETE 412. A value of another form is a 400
+	// on every method.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
 
 // RedeliverWebhookMessageParams defines parameters for RedeliverWebhookMessage.
 type RedeliverWebhookMessageParams struct {
@@ -624,6 +1050,18 @@ type CreatePlantJSONRequestBody = NewPlant
 
 // UpdatePlantJSONRequestBody defines body for UpdatePlant for application/json ContentType.
 type UpdatePlantJSONRequestBody = PlantUpdate
+
+// CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
+type CreateWebhookEndpointJSONRequestBody = NewWebhookEndpoint
+
+// UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
+type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointPatch
+
+// UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody defines body for UpdateWebhookEndpoint for application/merge-patch+json ContentType.
+type UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody = WebhookEndpointPatch
+
+// RotateWebhookEndpointSecretJSONRequestBody defines body for RotateWebhookEndpointSecret for application/json ContentType.
+type RotateWebhookEndpointSecretJSONRequestBody = WebhookSecretRotation
 
 // PlantCreatedJSONRequestBody defines body for PlantCreated for application/json ContentType.
 type PlantCreatedJSONRequestBody PlantCreatedJSONBody
@@ -770,6 +1208,39 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetConsole performs a GET /console (the `GetConsole` operationId) request.
+	//
+	// The browser console's page: plain HTML that loads the console's own
+	// script and style from `/console/assets/`. It holds no data, so it is
+	// served without credentials; the page asks for a token and sends it
+	// only in the `Authorization` header of its API requests. Every console
+	// answer carries a strict `Content-Security-Policy` (scripts,
+	// styles and connections from this origin only, nothing inline, no
+	// framing), `Referrer-Policy: no-referrer` and
+	// `X-Content-Type-Options: nosniff`.
+	GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConsoleFigures performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+	//
+	// The service's own figures for the console's plots, sampled from this
+	// process's metrics every `interval_seconds` (5) and kept for the last
+	// ten minutes, oldest first: plants created per second, API requests
+	// per second and their latency percentiles (change feed streams and
+	// long polls left out: they last as long as they wait), webhook
+	// delivery latency percentiles and backlog, and each webhook
+	// endpoint's state. A figure that cannot be told is null: the first
+	// sample has no rate, a percentile needs an observation in its
+	// interval, the webhook figures need webhooks. Each replica answers
+	// with its own figures.
+	GetConsoleFigures(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConsoleAsset performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+	//
+	// One of the console's files (its JavaScript modules, style sheet and
+	// icon), embedded in the binary; served without credentials like the
+	// page.
+	GetConsoleAsset(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPlants performs a GET /plants (the `ListPlants` operationId) request.
 	//
 	// Returns one page of plants in ascending id order. Pages are cut by key:
@@ -908,6 +1379,89 @@ type ClientInterface interface {
 	// operation answers 404.
 	ImportPlantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListWebhookEndpoints performs a GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId) request.
+	//
+	// The webhook endpoints (with `--webhooks-api`): those of the webhooks
+	// file (`"source": "file"`, read-only here) and those made through
+	// this API (`"source": "api"`), in ascending id order, a page at a
+	// time. Paged like `GET /plants`: `limit` (1 to 1000, default 100)
+	// and the `after` cursor, with a `Link: <...>; rel="next"` header
+	// while more remain. No secret is ever listed: each secret shows as
+	// its fingerprint.
+	ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookEndpointWithBody performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+	// lowercase letters, never a webhooks file's name) and a new signing
+	// secret, answered here once (`secret`) and never again. It gets the
+	// changes committed from then on, on every replica within a second.
+	CreateWebhookEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookEndpoint performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+	// lowercase letters, never a webhooks file's name) and a new signing
+	// secret, answered here once (`secret`) and never again. It gets the
+	// changes committed from then on, on every replica within a second.
+	CreateWebhookEndpoint(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhookEndpoint performs a DELETE /webhooks/endpoints/{id} (the `DeleteWebhookEndpoint` operationId) request.
+	//
+	// Removes an endpoint made through the API: nothing more is sent to
+	// it, on any replica, within a second; its pending events are
+	// dropped, its dead letters kept. A webhooks file's endpoint answers
+	// 409. Preconditions as on a plant's DELETE.
+	DeleteWebhookEndpoint(ctx context.Context, id WebhookEndpointID, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookEndpoint performs a GET /webhooks/endpoints/{id} (the `GetWebhookEndpoint` operationId) request.
+	//
+	// The endpoint, with its strong `ETag` (a digest of what it shows).
+	// Preconditions as on a plant: `If-Match` first (412), then
+	// `If-None-Match` (304).
+	GetWebhookEndpoint(ctx context.Context, id WebhookEndpointID, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpointWithBody performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Changes an endpoint made through the API, as a JSON merge patch
+	// (RFC 7396): a field left out keeps its value; `null` removes the
+	// description, and makes `events` every event of the format.
+	// `"enabled": true` enables a disabled endpoint (clearing its
+	// `disabled_reason`): its events waited, and are sent from where it
+	// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+	// file's endpoint answers 409: change the file. Preconditions as on
+	// a plant's PUT.
+	UpdateWebhookEndpointWithBody(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpoint performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Changes an endpoint made through the API, as a JSON merge patch
+	// (RFC 7396): a field left out keeps its value; `null` removes the
+	// description, and makes `events` every event of the format.
+	// `"enabled": true` enables a disabled endpoint (clearing its
+	// `disabled_reason`): its events waited, and are sent from where it
+	// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+	// file's endpoint answers 409: change the file. Preconditions as on
+	// a plant's PUT.
+	UpdateWebhookEndpoint(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Changes an endpoint made through the API, as a JSON merge patch
+	// (RFC 7396): a field left out keeps its value; `null` removes the
+	// description, and makes `events` every event of the format.
+	// `"enabled": true` enables a disabled endpoint (clearing its
+	// `disabled_reason`): its events waited, and are sent from where it
+	// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+	// file's endpoint answers 409: change the file. Preconditions as on
+	// a plant's PUT.
+	UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhookAttempts performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
 	//
 	// Every attempt to deliver to the endpoint that is on record, newest
@@ -915,10 +1469,33 @@ type ClientInterface interface {
 	// class of its failure), its latency and the first bytes of the answer
 	// (at most 1 KiB, as text). Attempts are kept for the change log's
 	// retention (`--changes-retention`). A `Link: <...>; rel="next"` header
-	// points to the next (older) page while more may remain. Served when
-	// webhooks are on (`--webhooks-file`); 404 for an endpoint not in the
-	// file.
-	ListWebhookAttempts(ctx context.Context, id string, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// points to the next (older) page while more may remain. Served
+	// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+	// the webhooks file's endpoints and those made through the API alike;
+	// 404 for an endpoint that is neither.
+	ListWebhookAttempts(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookEndpointSecretWithBody performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Gives an endpoint made through the API a new secret, answered here
+	// once (`secret`): it signs every request from now on, and the
+	// secrets it had keep signing beside it for `overlap` (default `24h`,
+	// at most `168h`; `0s` drops them now), then are dropped. A request
+	// carries one signature per secret signing. At most 4 secrets sign
+	// at once (409 beyond). A webhooks file's endpoint answers 409.
+	RotateWebhookEndpointSecretWithBody(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookEndpointSecret performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Gives an endpoint made through the API a new secret, answered here
+	// once (`secret`): it signs every request from now on, and the
+	// secrets it had keep signing beside it for `overlap` (default `24h`,
+	// at most `168h`; `0s` drops them now), then are dropped. A request
+	// carries one signature per secret signing. At most 4 secrets sign
+	// at once (409 beyond). A webhooks file's endpoint answers 409.
+	RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhookMessage performs a GET /webhooks/messages/{id} (the `GetWebhookMessage` operationId) request.
 	//
@@ -936,6 +1513,69 @@ type ClientInterface interface {
 	// and its endpoint's sender attempts it at once; its attempts show
 	// the outcome. No body is read.
 	RedeliverWebhookMessage(ctx context.Context, id MessageID, params *RedeliverWebhookMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetConsole performs a GET /console (the `GetConsole` operationId) request.
+//
+// The browser console's page: plain HTML that loads the console's own
+// script and style from `/console/assets/`. It holds no data, so it is
+// served without credentials; the page asks for a token and sends it
+// only in the `Authorization` header of its API requests. Every console
+// answer carries a strict `Content-Security-Policy` (scripts,
+// styles and connections from this origin only, nothing inline, no
+// framing), `Referrer-Policy: no-referrer` and
+// `X-Content-Type-Options: nosniff`.
+func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConsoleFigures performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+//
+// The service's own figures for the console's plots, sampled from this
+// process's metrics every `interval_seconds` (5) and kept for the last
+// ten minutes, oldest first: plants created per second, API requests
+// per second and their latency percentiles (change feed streams and
+// long polls left out: they last as long as they wait), webhook
+// delivery latency percentiles and backlog, and each webhook
+// endpoint's state. A figure that cannot be told is null: the first
+// sample has no rate, a percentile needs an observation in its
+// interval, the webhook figures need webhooks. Each replica answers
+// with its own figures.
+func (c *Client) GetConsoleFigures(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleFiguresRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConsoleAsset performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+//
+// One of the console's files (its JavaScript modules, style sheet and
+// icon), embedded in the binary; served without credentials like the
+// page.
+func (c *Client) GetConsoleAsset(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleAssetRequest(c.Server, file)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListPlants performs a GET /plants (the `ListPlants` operationId) request.
@@ -1166,6 +1806,169 @@ func (c *Client) ImportPlantsWithBody(ctx context.Context, contentType string, b
 	return c.Client.Do(req)
 }
 
+// ListWebhookEndpoints performs a GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId) request.
+//
+// The webhook endpoints (with `--webhooks-api`): those of the webhooks
+// file (`"source": "file"`, read-only here) and those made through
+// this API (`"source": "api"`), in ascending id order, a page at a
+// time. Paged like `GET /plants`: `limit` (1 to 1000, default 100)
+// and the `after` cursor, with a `Link: <...>; rel="next"` header
+// while more remain. No secret is ever listed: each secret shows as
+// its fingerprint.
+func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookEndpointsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookEndpointWithBody performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request,
+// with any type of body and a specified content type.
+//
+// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+// lowercase letters, never a webhooks file's name) and a new signing
+// secret, answered here once (`secret`) and never again. It gets the
+// changes committed from then on, on every replica within a second.
+func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookEndpoint performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+// lowercase letters, never a webhooks file's name) and a new signing
+// secret, answered here once (`secret`) and never again. It gets the
+// changes committed from then on, on every replica within a second.
+func (c *Client) CreateWebhookEndpoint(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookEndpointRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhookEndpoint performs a DELETE /webhooks/endpoints/{id} (the `DeleteWebhookEndpoint` operationId) request.
+//
+// Removes an endpoint made through the API: nothing more is sent to
+// it, on any replica, within a second; its pending events are
+// dropped, its dead letters kept. A webhooks file's endpoint answers
+// 409. Preconditions as on a plant's DELETE.
+func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id WebhookEndpointID, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookEndpointRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookEndpoint performs a GET /webhooks/endpoints/{id} (the `GetWebhookEndpoint` operationId) request.
+//
+// The endpoint, with its strong `ETag` (a digest of what it shows).
+// Preconditions as on a plant: `If-Match` first (412), then
+// `If-None-Match` (304).
+func (c *Client) GetWebhookEndpoint(ctx context.Context, id WebhookEndpointID, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookEndpointRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpointWithBody performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request,
+// with any type of body and a specified content type.
+//
+// Changes an endpoint made through the API, as a JSON merge patch
+// (RFC 7396): a field left out keeps its value; `null` removes the
+// description, and makes `events` every event of the format.
+// `"enabled": true` enables a disabled endpoint (clearing its
+// `disabled_reason`): its events waited, and are sent from where it
+// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+// file's endpoint answers 409: change the file. Preconditions as on
+// a plant's PUT.
+func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpoint performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Changes an endpoint made through the API, as a JSON merge patch
+// (RFC 7396): a field left out keeps its value; `null` removes the
+// description, and makes `events` every event of the format.
+// `"enabled": true` enables a disabled endpoint (clearing its
+// `disabled_reason`): its events waited, and are sent from where it
+// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+// file's endpoint answers 409: change the file. Preconditions as on
+// a plant's PUT.
+func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Changes an endpoint made through the API, as a JSON merge patch
+// (RFC 7396): a field left out keeps its value; `null` removes the
+// description, and makes `events` every event of the format.
+// `"enabled": true` enables a disabled endpoint (clearing its
+// `disabled_reason`): its events waited, and are sent from where it
+// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+// file's endpoint answers 409: change the file. Preconditions as on
+// a plant's PUT.
+func (c *Client) UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithApplicationMergePatchPlusJSONBody(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWebhookAttempts performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
 //
 // Every attempt to deliver to the endpoint that is on record, newest
@@ -1173,11 +1976,54 @@ func (c *Client) ImportPlantsWithBody(ctx context.Context, contentType string, b
 // class of its failure), its latency and the first bytes of the answer
 // (at most 1 KiB, as text). Attempts are kept for the change log's
 // retention (`--changes-retention`). A `Link: <...>; rel="next"` header
-// points to the next (older) page while more may remain. Served when
-// webhooks are on (`--webhooks-file`); 404 for an endpoint not in the
-// file.
-func (c *Client) ListWebhookAttempts(ctx context.Context, id string, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+// points to the next (older) page while more may remain. Served
+// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+// the webhooks file's endpoints and those made through the API alike;
+// 404 for an endpoint that is neither.
+func (c *Client) ListWebhookAttempts(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookAttemptsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookEndpointSecretWithBody performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
+// with any type of body and a specified content type.
+//
+// Gives an endpoint made through the API a new secret, answered here
+// once (`secret`): it signs every request from now on, and the
+// secrets it had keep signing beside it for `overlap` (default `24h`,
+// at most `168h`; `0s` drops them now), then are dropped. A request
+// carries one signature per secret signing. At most 4 secrets sign
+// at once (409 beyond). A webhooks file's endpoint answers 409.
+func (c *Client) RotateWebhookEndpointSecretWithBody(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookEndpointSecret performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Gives an endpoint made through the API a new secret, answered here
+// once (`secret`): it signs every request from now on, and the
+// secrets it had keep signing beside it for `overlap` (default `24h`,
+// at most `168h`; `0s` drops them now), then are dropped. A request
+// carries one signature per secret signing. At most 4 secrets sign
+// at once (409 beyond). A webhooks file's endpoint answers 409.
+func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1223,6 +2069,94 @@ func (c *Client) RedeliverWebhookMessage(ctx context.Context, id MessageID, para
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetConsoleRequest constructs an http.Request for the GetConsole method
+func NewGetConsoleRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/console")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConsoleFiguresRequest constructs an http.Request for the GetConsoleFigures method
+func NewGetConsoleFiguresRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/console/api/figures")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConsoleAssetRequest constructs an http.Request for the GetConsoleAsset method
+func NewGetConsoleAssetRequest(server string, file string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "file", file, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/console/assets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListPlantsRequest constructs an http.Request for the ListPlants method
@@ -1682,8 +2616,318 @@ func NewImportPlantsRequestWithBody(server string, contentType string, body io.R
 	return req, nil
 }
 
+// NewListWebhookEndpointsRequest constructs an http.Request for the ListWebhookEndpoints method
+func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookEndpointRequest calls the generic CreateWebhookEndpoint builder with application/json body
+func NewCreateWebhookEndpointRequest(server string, body CreateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookEndpointRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateWebhookEndpointRequestWithBody constructs an http.Request for the CreateWebhookEndpoint method, with any body, and a specified content type
+func NewCreateWebhookEndpointRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteWebhookEndpointRequest constructs an http.Request for the DeleteWebhookEndpoint method
+func NewDeleteWebhookEndpointRequest(server string, id WebhookEndpointID, params *DeleteWebhookEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookEndpointRequest constructs an http.Request for the GetWebhookEndpoint method
+func NewGetWebhookEndpointRequest(server string, id WebhookEndpointID, params *GetWebhookEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdateWebhookEndpointRequest calls the generic UpdateWebhookEndpoint builder with application/json body
+func NewUpdateWebhookEndpointRequest(server string, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookEndpointRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookEndpointRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateWebhookEndpoint builder with application/merge-patch+json body
+func NewUpdateWebhookEndpointRequestWithApplicationMergePatchPlusJSONBody(server string, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookEndpointRequestWithBody(server, id, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateWebhookEndpointRequestWithBody constructs an http.Request for the UpdateWebhookEndpoint method, with any body, and a specified content type
+func NewUpdateWebhookEndpointRequestWithBody(server string, id WebhookEndpointID, params *UpdateWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListWebhookAttemptsRequest constructs an http.Request for the ListWebhookAttempts method
-func NewListWebhookAttemptsRequest(server string, id string, params *ListWebhookAttemptsParams) (*http.Request, error) {
+func NewListWebhookAttemptsRequest(server string, id WebhookEndpointID, params *ListWebhookAttemptsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1762,6 +3006,79 @@ func NewListWebhookAttemptsRequest(server string, id string, params *ListWebhook
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateWebhookEndpointSecretRequest calls the generic RotateWebhookEndpointSecret builder with application/json body
+func NewRotateWebhookEndpointSecretRequest(server string, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRotateWebhookEndpointSecretRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRotateWebhookEndpointSecretRequestWithBody constructs an http.Request for the RotateWebhookEndpointSecret method, with any body, and a specified content type
+func NewRotateWebhookEndpointSecretRequestWithBody(server string, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -1905,6 +3222,45 @@ func WithBaseURL(baseURL string) ClientOption {
 
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
+
+	// GetConsoleWithResponse performs a GET /console (the `GetConsole` operationId) request.
+	//
+	// The browser console's page: plain HTML that loads the console's own
+	// script and style from `/console/assets/`. It holds no data, so it is
+	// served without credentials; the page asks for a token and sends it
+	// only in the `Authorization` header of its API requests. Every console
+	// answer carries a strict `Content-Security-Policy` (scripts,
+	// styles and connections from this origin only, nothing inline, no
+	// framing), `Referrer-Policy: no-referrer` and
+	// `X-Content-Type-Options: nosniff`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error)
+
+	// GetConsoleFiguresWithResponse performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+	//
+	// The service's own figures for the console's plots, sampled from this
+	// process's metrics every `interval_seconds` (5) and kept for the last
+	// ten minutes, oldest first: plants created per second, API requests
+	// per second and their latency percentiles (change feed streams and
+	// long polls left out: they last as long as they wait), webhook
+	// delivery latency percentiles and backlog, and each webhook
+	// endpoint's state. A figure that cannot be told is null: the first
+	// sample has no rate, a percentile needs an observation in its
+	// interval, the webhook figures need webhooks. Each replica answers
+	// with its own figures.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetConsoleFiguresWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleFiguresResponse, error)
+
+	// GetConsoleAssetWithResponse performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+	//
+	// One of the console's files (its JavaScript modules, style sheet and
+	// icon), embedded in the binary; served without credentials like the
+	// page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetConsoleAssetWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*GetConsoleAssetResponse, error)
 
 	// ListPlantsWithResponse performs a GET /plants (the `ListPlants` operationId) request.
 	//
@@ -2058,6 +3414,99 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ImportPlantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportPlantsResponse, error)
 
+	// ListWebhookEndpointsWithResponse performs a GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId) request.
+	//
+	// The webhook endpoints (with `--webhooks-api`): those of the webhooks
+	// file (`"source": "file"`, read-only here) and those made through
+	// this API (`"source": "api"`), in ascending id order, a page at a
+	// time. Paged like `GET /plants`: `limit` (1 to 1000, default 100)
+	// and the `after` cursor, with a `Link: <...>; rel="next"` header
+	// while more remain. No secret is ever listed: each secret shows as
+	// its fingerprint.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ListWebhookEndpointsWithResponse(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*ListWebhookEndpointsResponse, error)
+
+	// CreateWebhookEndpointWithBodyWithResponse performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+	// lowercase letters, never a webhooks file's name) and a new signing
+	// secret, answered here once (`secret`) and never again. It gets the
+	// changes committed from then on, on every replica within a second.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
+
+	// CreateWebhookEndpointWithResponse performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+	// lowercase letters, never a webhooks file's name) and a new signing
+	// secret, answered here once (`secret`) and never again. It gets the
+	// changes committed from then on, on every replica within a second.
+	CreateWebhookEndpointWithResponse(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error)
+
+	// DeleteWebhookEndpointWithResponse performs a DELETE /webhooks/endpoints/{id} (the `DeleteWebhookEndpoint` operationId) request.
+	//
+	// Removes an endpoint made through the API: nothing more is sent to
+	// it, on any replica, within a second; its pending events are
+	// dropped, its dead letters kept. A webhooks file's endpoint answers
+	// 409. Preconditions as on a plant's DELETE.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	DeleteWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointID, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error)
+
+	// GetWebhookEndpointWithResponse performs a GET /webhooks/endpoints/{id} (the `GetWebhookEndpoint` operationId) request.
+	//
+	// The endpoint, with its strong `ETag` (a digest of what it shows).
+	// Preconditions as on a plant: `If-Match` first (412), then
+	// `If-None-Match` (304).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointID, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithBodyWithResponse performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Changes an endpoint made through the API, as a JSON merge patch
+	// (RFC 7396): a field left out keeps its value; `null` removes the
+	// description, and makes `events` every event of the format.
+	// `"enabled": true` enables a disabled endpoint (clearing its
+	// `disabled_reason`): its events waited, and are sent from where it
+	// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+	// file's endpoint answers 409: change the file. Preconditions as on
+	// a plant's PUT.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithResponse performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Changes an endpoint made through the API, as a JSON merge patch
+	// (RFC 7396): a field left out keeps its value; `null` removes the
+	// description, and makes `events` every event of the format.
+	// `"enabled": true` enables a disabled endpoint (clearing its
+	// `disabled_reason`): its events waited, and are sent from where it
+	// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+	// file's endpoint answers 409: change the file. Preconditions as on
+	// a plant's PUT.
+	UpdateWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Changes an endpoint made through the API, as a JSON merge patch
+	// (RFC 7396): a field left out keeps its value; `null` removes the
+	// description, and makes `events` every event of the format.
+	// `"enabled": true` enables a disabled endpoint (clearing its
+	// `disabled_reason`): its events waited, and are sent from where it
+	// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+	// file's endpoint answers 409: change the file. Preconditions as on
+	// a plant's PUT.
+	UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
 	// ListWebhookAttemptsWithResponse performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
 	//
 	// Every attempt to deliver to the endpoint that is on record, newest
@@ -2065,12 +3514,37 @@ type ClientWithResponsesInterface interface {
 	// class of its failure), its latency and the first bytes of the answer
 	// (at most 1 KiB, as text). Attempts are kept for the change log's
 	// retention (`--changes-retention`). A `Link: <...>; rel="next"` header
-	// points to the next (older) page while more may remain. Served when
-	// webhooks are on (`--webhooks-file`); 404 for an endpoint not in the
-	// file.
+	// points to the next (older) page while more may remain. Served
+	// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+	// the webhooks file's endpoints and those made through the API alike;
+	// 404 for an endpoint that is neither.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ListWebhookAttemptsWithResponse(ctx context.Context, id string, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error)
+	ListWebhookAttemptsWithResponse(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error)
+
+	// RotateWebhookEndpointSecretWithBodyWithResponse performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Gives an endpoint made through the API a new secret, answered here
+	// once (`secret`): it signs every request from now on, and the
+	// secrets it had keep signing beside it for `overlap` (default `24h`,
+	// at most `168h`; `0s` drops them now), then are dropped. A request
+	// carries one signature per secret signing. At most 4 secrets sign
+	// at once (409 beyond). A webhooks file's endpoint answers 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
+
+	// RotateWebhookEndpointSecretWithResponse performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Gives an endpoint made through the API a new secret, answered here
+	// once (`secret`): it signs every request from now on, and the
+	// secrets it had keep signing beside it for `overlap` (default `24h`,
+	// at most `168h`; `0s` drops them now), then are dropped. A request
+	// carries one signature per secret signing. At most 4 secrets sign
+	// at once (409 beyond). A webhooks file's endpoint answers 409.
+	RotateWebhookEndpointSecretWithResponse(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
 
 	// GetWebhookMessageWithResponse performs a GET /webhooks/messages/{id} (the `GetWebhookMessage` operationId) request.
 	//
@@ -2092,6 +3566,185 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	RedeliverWebhookMessageWithResponse(ctx context.Context, id MessageID, params *RedeliverWebhookMessageParams, reqEditors ...RequestEditorFn) (*RedeliverWebhookMessageResponse, error)
+}
+
+// GetConsoleResponse200Headers the declared response headers of an HTTP 200 response for GetConsole
+type GetConsoleResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+type GetConsoleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConsoleResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsoleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsoleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsoleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsoleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConsoleFiguresResponse200Headers the declared response headers of an HTTP 200 response for GetConsoleFigures
+type GetConsoleFiguresResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+// GetConsoleFiguresResponse401Headers the declared response headers of an HTTP 401 response for GetConsoleFigures
+type GetConsoleFiguresResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetConsoleFiguresResponse403Headers the declared response headers of an HTTP 403 response for GetConsoleFigures
+type GetConsoleFiguresResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// GetConsoleFiguresResponse429Headers the declared response headers of an HTTP 429 response for GetConsoleFigures
+type GetConsoleFiguresResponse429Headers struct {
+	RetryAfter int
+}
+
+type GetConsoleFiguresResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConsoleFigures
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConsoleFiguresResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetConsoleFiguresResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetConsoleFiguresResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetConsoleFiguresResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON200() *ConsoleFigures {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetConsoleFiguresResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsoleFiguresResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsoleFiguresResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsoleFiguresResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsoleFiguresResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConsoleAssetResponse200Headers the declared response headers of an HTTP 200 response for GetConsoleAsset
+type GetConsoleAssetResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+type GetConsoleAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConsoleAssetResponse200Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetConsoleAssetResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsoleAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsoleAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsoleAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsoleAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListPlantsResponse200Headers the declared response headers of an HTTP 200 response for ListPlants
@@ -2984,6 +4637,695 @@ func (r ImportPlantsResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse200Headers struct {
+	Link *string
+}
+
+// ListWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListWebhookEndpointsResponse403Headers the declared response headers of an HTTP 403 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// ListWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse429Headers struct {
+	RetryAfter int
+}
+
+// ListWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse503Headers struct {
+	RetryAfter int
+}
+
+type ListWebhookEndpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]WebhookEndpoint
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *WebhookBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookEndpointsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookEndpointsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWebhookEndpointsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookEndpointsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookEndpointsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON200() *[]WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON400() *WebhookBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookEndpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookEndpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookEndpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateWebhookEndpointResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse201Headers struct {
+	ETag     *string
+	Location string
+}
+
+// CreateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CreateWebhookEndpointResponse403Headers the declared response headers of an HTTP 403 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// CreateWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse415Headers struct {
+	AcceptEncoding *string
+}
+
+// CreateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse429Headers struct {
+	RetryAfter int
+}
+
+// CreateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse503Headers struct {
+	RetryAfter int
+}
+
+type CreateWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookEndpointWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *WebhookBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *WebhookConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateWebhookEndpointResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateWebhookEndpointResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateWebhookEndpointResponse403Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateWebhookEndpointResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookEndpointResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON201() *WebhookEndpointWithSecret {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON400() *WebhookBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON409() *WebhookConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteWebhookEndpointResponse403Headers the declared response headers of an HTTP 403 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// DeleteWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse429Headers struct {
+	RetryAfter int
+}
+
+// DeleteWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse503Headers struct {
+	RetryAfter int
+}
+
+type DeleteWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *WebhookBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *WebhookConflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWebhookEndpointResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteWebhookEndpointResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookEndpointResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON400() *WebhookBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON409() *WebhookConflict {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse200Headers struct {
+	ETag *string
+}
+
+// GetWebhookEndpointResponse304Headers the declared response headers of an HTTP 304 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse304Headers struct {
+	ETag *string
+}
+
+// GetWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetWebhookEndpointResponse403Headers the declared response headers of an HTTP 403 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// GetWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse429Headers struct {
+	RetryAfter int
+}
+
+// GetWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse503Headers struct {
+	RetryAfter int
+}
+
+type GetWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpoint
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *WebhookBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookEndpointResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWebhookEndpointResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookEndpointResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetWebhookEndpointResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON200() *WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON400() *WebhookBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse200Headers struct {
+	ETag *string
+}
+
+// UpdateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// UpdateWebhookEndpointResponse403Headers the declared response headers of an HTTP 403 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// UpdateWebhookEndpointResponse415Headers the declared response headers of an HTTP 415 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse415Headers struct {
+	AcceptEncoding *string
+}
+
+// UpdateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse429Headers struct {
+	RetryAfter int
+}
+
+// UpdateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse503Headers struct {
+	RetryAfter int
+}
+
+type UpdateWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpoint
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *WebhookBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *WebhookConflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookEndpointResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateWebhookEndpointResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateWebhookEndpointResponse403Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateWebhookEndpointResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON200() *WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON400() *WebhookBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON409() *WebhookConflict {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookAttemptsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookAttempts
 type ListWebhookAttemptsResponse200Headers struct {
 	Link *string
@@ -3103,6 +5445,166 @@ func (r ListWebhookAttemptsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListWebhookAttemptsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookEndpointSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse200Headers struct {
+	ETag *string
+}
+
+// RotateWebhookEndpointSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RotateWebhookEndpointSecretResponse403Headers the declared response headers of an HTTP 403 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// RotateWebhookEndpointSecretResponse415Headers the declared response headers of an HTTP 415 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse415Headers struct {
+	AcceptEncoding *string
+}
+
+// RotateWebhookEndpointSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse429Headers struct {
+	RetryAfter int
+}
+
+// RotateWebhookEndpointSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse503Headers struct {
+	RetryAfter int
+}
+
+type RotateWebhookEndpointSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpointWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *WebhookBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *WebhookConflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWebhookEndpointSecretResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateWebhookEndpointSecretResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateWebhookEndpointSecretResponse403Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RotateWebhookEndpointSecretResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookEndpointSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookEndpointSecretResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON200() *WebhookEndpointWithSecret {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON400() *WebhookBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON409() *WebhookConflict {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWebhookEndpointSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookEndpointSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookEndpointSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3352,6 +5854,63 @@ func (r RedeliverWebhookMessageResponse) ContentType() string {
 	return ""
 }
 
+// GetConsoleWithResponse performs a GET /console (the `GetConsole` operationId) request.
+//
+// The browser console's page: plain HTML that loads the console's own
+// script and style from `/console/assets/`. It holds no data, so it is
+// served without credentials; the page asks for a token and sends it
+// only in the `Authorization` header of its API requests. Every console
+// answer carries a strict `Content-Security-Policy` (scripts,
+// styles and connections from this origin only, nothing inline, no
+// framing), `Referrer-Policy: no-referrer` and
+// `X-Content-Type-Options: nosniff`.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error) {
+	rsp, err := c.GetConsole(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsoleResponse(rsp)
+}
+
+// GetConsoleFiguresWithResponse performs a GET /console/api/figures (the `GetConsoleFigures` operationId) request.
+//
+// The service's own figures for the console's plots, sampled from this
+// process's metrics every `interval_seconds` (5) and kept for the last
+// ten minutes, oldest first: plants created per second, API requests
+// per second and their latency percentiles (change feed streams and
+// long polls left out: they last as long as they wait), webhook
+// delivery latency percentiles and backlog, and each webhook
+// endpoint's state. A figure that cannot be told is null: the first
+// sample has no rate, a percentile needs an observation in its
+// interval, the webhook figures need webhooks. Each replica answers
+// with its own figures.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetConsoleFiguresWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleFiguresResponse, error) {
+	rsp, err := c.GetConsoleFigures(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsoleFiguresResponse(rsp)
+}
+
+// GetConsoleAssetWithResponse performs a GET /console/assets/{file} (the `GetConsoleAsset` operationId) request.
+//
+// One of the console's files (its JavaScript modules, style sheet and
+// icon), embedded in the binary; served without credentials like the
+// page.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetConsoleAssetWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*GetConsoleAssetResponse, error) {
+	rsp, err := c.GetConsoleAsset(ctx, file, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsoleAssetResponse(rsp)
+}
+
 // ListPlantsWithResponse performs a GET /plants (the `ListPlants` operationId) request.
 //
 // Returns one page of plants in ascending id order. Pages are cut by key:
@@ -3558,6 +6117,147 @@ func (c *ClientWithResponses) ImportPlantsWithBodyWithResponse(ctx context.Conte
 	return ParseImportPlantsResponse(rsp)
 }
 
+// ListWebhookEndpointsWithResponse performs a GET /webhooks/endpoints (the `ListWebhookEndpoints` operationId) request.
+//
+// The webhook endpoints (with `--webhooks-api`): those of the webhooks
+// file (`"source": "file"`, read-only here) and those made through
+// this API (`"source": "api"`), in ascending id order, a page at a
+// time. Paged like `GET /plants`: `limit` (1 to 1000, default 100)
+// and the `after` cursor, with a `Link: <...>; rel="next"` header
+// while more remain. No secret is ever listed: each secret shows as
+// its fingerprint.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*ListWebhookEndpointsResponse, error) {
+	rsp, err := c.ListWebhookEndpoints(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookEndpointsResponse(rsp)
+}
+
+// CreateWebhookEndpointWithBodyWithResponse performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request,
+// with any type of body and a specified content type.
+//
+// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+// lowercase letters, never a webhooks file's name) and a new signing
+// secret, answered here once (`secret`) and never again. It gets the
+// changes committed from then on, on every replica within a second.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpointWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookEndpointResponse(rsp)
+}
+
+// CreateWebhookEndpointWithResponse performs a POST /webhooks/endpoints (the `CreateWebhookEndpoint` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Makes an endpoint, with an id of its own (`ep_` and 26 digits and
+// lowercase letters, never a webhooks file's name) and a new signing
+// secret, answered here once (`secret`) and never again. It gets the
+// changes committed from then on, on every replica within a second.
+func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Context, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointResponse, error) {
+	rsp, err := c.CreateWebhookEndpoint(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookEndpointResponse(rsp)
+}
+
+// DeleteWebhookEndpointWithResponse performs a DELETE /webhooks/endpoints/{id} (the `DeleteWebhookEndpoint` operationId) request.
+//
+// Removes an endpoint made through the API: nothing more is sent to
+// it, on any replica, within a second; its pending events are
+// dropped, its dead letters kept. A webhooks file's endpoint answers
+// 409. Preconditions as on a plant's DELETE.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointID, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error) {
+	rsp, err := c.DeleteWebhookEndpoint(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookEndpointResponse(rsp)
+}
+
+// GetWebhookEndpointWithResponse performs a GET /webhooks/endpoints/{id} (the `GetWebhookEndpoint` operationId) request.
+//
+// The endpoint, with its strong `ETag` (a digest of what it shows).
+// Preconditions as on a plant: `If-Match` first (412), then
+// `If-None-Match` (304).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointID, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error) {
+	rsp, err := c.GetWebhookEndpoint(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithBodyWithResponse performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request,
+// with any type of body and a specified content type.
+//
+// Changes an endpoint made through the API, as a JSON merge patch
+// (RFC 7396): a field left out keeps its value; `null` removes the
+// description, and makes `events` every event of the format.
+// `"enabled": true` enables a disabled endpoint (clearing its
+// `disabled_reason`): its events waited, and are sent from where it
+// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+// file's endpoint answers 409: change the file. Preconditions as on
+// a plant's PUT.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithResponse performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Changes an endpoint made through the API, as a JSON merge patch
+// (RFC 7396): a field left out keeps its value; `null` removes the
+// description, and makes `events` every event of the format.
+// `"enabled": true` enables a disabled endpoint (clearing its
+// `disabled_reason`): its events waited, and are sent from where it
+// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+// file's endpoint answers 409: change the file. Preconditions as on
+// a plant's PUT.
+func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpoint(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse performs a PATCH /webhooks/endpoints/{id} (the `UpdateWebhookEndpoint` operationId) request.
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Changes an endpoint made through the API, as a JSON merge patch
+// (RFC 7396): a field left out keeps its value; `null` removes the
+// description, and makes `events` every event of the format.
+// `"enabled": true` enables a disabled endpoint (clearing its
+// `disabled_reason`): its events waited, and are sent from where it
+// stopped. `"enabled": false` pauses it: its events wait. A webhooks
+// file's endpoint answers 409: change the file. Preconditions as on
+// a plant's PUT.
+func (c *ClientWithResponses) UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
 // ListWebhookAttemptsWithResponse performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
 //
 // Every attempt to deliver to the endpoint that is on record, newest
@@ -3565,17 +6265,54 @@ func (c *ClientWithResponses) ImportPlantsWithBodyWithResponse(ctx context.Conte
 // class of its failure), its latency and the first bytes of the answer
 // (at most 1 KiB, as text). Attempts are kept for the change log's
 // retention (`--changes-retention`). A `Link: <...>; rel="next"` header
-// points to the next (older) page while more may remain. Served when
-// webhooks are on (`--webhooks-file`); 404 for an endpoint not in the
-// file.
+// points to the next (older) page while more may remain. Served
+// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+// the webhooks file's endpoints and those made through the API alike;
+// 404 for an endpoint that is neither.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ListWebhookAttemptsWithResponse(ctx context.Context, id string, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error) {
+func (c *ClientWithResponses) ListWebhookAttemptsWithResponse(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error) {
 	rsp, err := c.ListWebhookAttempts(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseListWebhookAttemptsResponse(rsp)
+}
+
+// RotateWebhookEndpointSecretWithBodyWithResponse performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
+// with any type of body and a specified content type.
+//
+// Gives an endpoint made through the API a new secret, answered here
+// once (`secret`): it signs every request from now on, and the
+// secrets it had keep signing beside it for `overlap` (default `24h`,
+// at most `168h`; `0s` drops them now), then are dropped. A request
+// carries one signature per secret signing. At most 4 secrets sign
+// at once (409 beyond). A webhooks file's endpoint answers 409.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecretWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
+}
+
+// RotateWebhookEndpointSecretWithResponse performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Gives an endpoint made through the API a new secret, answered here
+// once (`secret`): it signs every request from now on, and the
+// secrets it had keep signing beside it for `overlap` (default `24h`,
+// at most `168h`; `0s` drops them now), then are dropped. A request
+// carries one signature per secret signing. At most 4 secrets sign
+// at once (409 beyond). A webhooks file's endpoint answers 409.
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecret(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
 }
 
 // GetWebhookMessageWithResponse performs a GET /webhooks/messages/{id} (the `GetWebhookMessage` operationId) request.
@@ -3609,6 +6346,164 @@ func (c *ClientWithResponses) RedeliverWebhookMessageWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseRedeliverWebhookMessageResponse(rsp)
+}
+
+// ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
+func ParseGetConsoleResponse(rsp *http.Response) (*GetConsoleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsoleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConsoleResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConsoleFiguresResponse parses an HTTP response from a GetConsoleFiguresWithResponse call
+func ParseGetConsoleFiguresResponse(rsp *http.Response) (*GetConsoleFiguresResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsoleFiguresResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConsoleFigures
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConsoleFiguresResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetConsoleFiguresResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetConsoleFiguresResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetConsoleFiguresResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConsoleAssetResponse parses an HTTP response from a GetConsoleAssetWithResponse call
+func ParseGetConsoleAssetResponse(rsp *http.Response) (*GetConsoleAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsoleAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConsoleAssetResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListPlantsResponse parses an HTTP response from a ListPlantsWithResponse call
@@ -4537,6 +7432,728 @@ func ParseImportPlantsResponse(rsp *http.Response) (*ImportPlantsResponse, error
 	return response, nil
 }
 
+// ParseListWebhookEndpointsResponse parses an HTTP response from a ListWebhookEndpointsWithResponse call
+func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookEndpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest WebhookBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookEndpointsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookEndpointsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWebhookEndpointsResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookEndpointsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookEndpointResponse parses an HTTP response from a CreateWebhookEndpointWithResponse call
+func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookEndpointWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest WebhookBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest WebhookConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateWebhookEndpointResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateWebhookEndpointResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateWebhookEndpointResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookEndpointResponse parses an HTTP response from a DeleteWebhookEndpointWithResponse call
+func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest WebhookBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest WebhookConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteWebhookEndpointResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookEndpointResponse parses an HTTP response from a GetWebhookEndpointWithResponse call
+func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest WebhookBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWebhookEndpointResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetWebhookEndpointResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookEndpointResponse parses an HTTP response from a UpdateWebhookEndpointWithResponse call
+func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest WebhookBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest WebhookConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateWebhookEndpointResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateWebhookEndpointResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhookAttemptsResponse parses an HTTP response from a ListWebhookAttemptsWithResponse call
 func ParseListWebhookAttemptsResponse(rsp *http.Response) (*ListWebhookAttemptsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -4652,6 +8269,172 @@ func ParseListWebhookAttemptsResponse(rsp *http.Response) (*ListWebhookAttemptsR
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListWebhookAttemptsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookEndpointSecretResponse parses an HTTP response from a RotateWebhookEndpointSecretWithResponse call
+func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhookEndpointSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookEndpointSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpointWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest WebhookBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest WebhookConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWebhookEndpointSecretResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateWebhookEndpointSecretResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateWebhookEndpointSecretResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 415:
+		var headers RotateWebhookEndpointSecretResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookEndpointSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookEndpointSecretResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

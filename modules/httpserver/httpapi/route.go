@@ -20,6 +20,17 @@ type Route struct {
 	// auth and the rate limit. A static token listed without scopes holds
 	// every scope.
 	Requires string
+	// Public serves the route without credentials: its requests skip auth,
+	// the rate limit, the scope check and the concurrency cap (all of which
+	// are about a caller), and keep the telemetry links. Only for a GET
+	// whose answer holds no data, such as the console's static files;
+	// Requires must then be "".
+	Public bool
+	// Headers are set on every answer of the route before any link runs,
+	// so that the chain's own refusals (401, 403, 429) carry them too: the
+	// console's Content-Security-Policy. The router shares them between
+	// answers; no link may change them.
+	Headers http.Header
 }
 
 // AsAPIRoutes annotates a constructor returning []Route so that its routes

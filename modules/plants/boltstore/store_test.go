@@ -41,7 +41,7 @@ func checked(t *testing.T, s *boltstore.Store) {
 // it acknowledged survives a reopen.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Subject{
-		Supports: storetest.Supports{Outbox: true, ChangeLog: true, Durable: true},
+		Supports: storetest.Supports{Outbox: true, ChangeLog: true, Durable: true, Batches: true},
 		Open: func(t *testing.T) storetest.Store {
 			s := open(t, t.TempDir())
 			t.Cleanup(func() { checked(t, s) })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plantstore/plantstore/internal/storekit"
 	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/endpointstore"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -27,6 +28,8 @@ type Store struct {
 
 	opts   Options
 	pruner storekit.Pruner // the change log's, past its retention
+
+	endpoints *endpointstore.Memory // the webhook endpoints made through the API
 }
 
 // record is one stored plant: its id and where its name and tag are.
@@ -41,8 +44,12 @@ func byID(a, b record) bool { return a.id < b.id }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{records: btree.NewG(32, byID), log: changeLog{history: changes.NewHistoryID()}}
+	return &Store{records: btree.NewG(32, byID), log: changeLog{history: changes.NewHistoryID()}, endpoints: endpointstore.NewMemory()}
 }
+
+// Endpoints returns the store's webhook endpoints, in memory like its
+// plants.
+func (s *Store) Endpoints() endpointstore.Store { return s.endpoints }
 
 // Create implements plant.Store.
 func (s *Store) Create(_ context.Context, p plant.Plant) (plant.CreateResult, error) {

@@ -162,3 +162,41 @@ func BenchmarkCreate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreateBatch measures the bulk import's batches, each of
+// batchSize new plants (COPY into the staging table, the set-based
+// statement, the commit), ids spread as an export's are; then the same
+// batches again, every plant unchanged (a resumed import).
+//
+//	go test -run '^$' -bench CreateBatch ./modules/plants/pgstore
+func BenchmarkCreateBatch(b *testing.B) {
+	const batchSize = 8192
+	s := openStore(b, Config{URL: pgtest.NewDatabase(b)})
+	batch := func(first int64) []plant.Plant {
+		ps := make([]plant.Plant, batchSize)
+		for i := range ps {
+			n := first + int64(i)
+			tag := "t" + strconv.FormatInt(n%50, 10)
+			ps[i] = plant.Plant{ID: n*7919 - 500_000_000, Name: "plant number " + strconv.FormatInt(n, 10), Tag: &tag}
+		}
+		return ps
+	}
+	var batches int64
+	for _, run := range []string{"new", "unchanged"} {
+		b.Run(run, func(b *testing.B) {
+			next := int64(0)
+			for b.Loop() {
+				if run == "new" {
+					batches++
+				} else if next/batchSize >= batches {
+					b.Skip("fewer batches stored than asked for")
+				}
+				if _, err := s.CreateBatch(ctx, batch(next)); err != nil {
+					b.Fatal(err)
+				}
+				next += batchSize
+			}
+			b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "plants/s")
+		})
+	}
+}

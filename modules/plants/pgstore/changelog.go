@@ -98,9 +98,9 @@ SELECT (SELECT max(plant_id) FROM page), (SELECT count(*) FROM removed)`
 // one holding its locks.
 const pruneBatch = 1000
 
-// Changes implements changes.ChangeLog. Like a read, it runs as a commit
-// with readBarrierSQL: with synchronous standbys, a change is returned
-// only once they hold it.
+// Changes implements changes.ChangeLog. Like a read, it waits for a read
+// barrier (see readbarrier.go): with synchronous standbys, a change is
+// returned only once they hold it.
 func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([]changes.Record, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -113,41 +113,38 @@ func (s *Store) Changes(ctx context.Context, after changes.Cursor, limit int) ([
 	defer cancel()
 	var recs []changes.Record
 	gone, unknown := false, false
-	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		recs, gone, unknown = nil, false, false
-		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
-			rows, err := br.Query()
+	err := s.read(ctx, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		var (
+			tx      *string
+			version *int64
+			kind    *int16
+			name    *string
+			r       changes.Record
+			at      *time.Time
+			id      *int64
+		)
+		_, err = pgx.ForEachRow(rows, []any{&gone, &unknown, &tx, &version, &kind, &id, &name, &r.Plant.Tag, &at}, func() error {
+			if tx == nil {
+				return nil // the row that says the cursor is gone, or that nothing follows it
+			}
+			c, err := cursorOf(history, *tx, *version)
 			if err != nil {
 				return err
 			}
-			var (
-				tx      *string
-				version *int64
-				kind    *int16
-				name    *string
-				r       changes.Record
-				at      *time.Time
-				id      *int64
-			)
-			_, err = pgx.ForEachRow(rows, []any{&gone, &unknown, &tx, &version, &kind, &id, &name, &r.Plant.Tag, &at}, func() error {
-				if tx == nil {
-					return nil // the row that says the cursor is gone, or that nothing follows it
-				}
-				c, err := cursorOf(history, *tx, *version)
-				if err != nil {
-					return err
-				}
-				r.Cursor, r.Version, r.Kind, r.Plant.ID, r.At = c, *version, changes.Kind(*kind), *id, *at //nolint:gosec // G115: a kind the store wrote
-				if name != nil {
-					r.Plant.Name = *name
-				}
-				recs = append(recs, r)
-				r.Plant = plant.Plant{} // the next record's tag gets a pointer of its own
-				return nil
-			})
-			return err
-		}, changesSQL, strconv.FormatUint(after.Tx, 10), after.Version, limit)
-	})
+			r.Cursor, r.Version, r.Kind, r.Plant.ID, r.At = c, *version, changes.Kind(*kind), *id, *at //nolint:gosec // G115: a kind the store wrote
+			if name != nil {
+				r.Plant.Name = *name
+			}
+			recs = append(recs, r)
+			r.Plant = plant.Plant{} // the next record's tag gets a pointer of its own
+			return nil
+		})
+		return err
+	}, changesSQL, strconv.FormatUint(after.Tx, 10), after.Version, limit)
 	if err != nil {
 		return nil, failed("changes", err)
 	}
@@ -175,23 +172,21 @@ func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 	defer cancel()
 	history := s.History()
 	head, pruned := changes.Cursor{History: history}, changes.Cursor{History: history}
-	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
-			var tx, prunedTx *string
-			var version, prunedVersion *int64
-			if err := br.QueryRow().Scan(&tx, &version, &prunedTx, &prunedVersion); err != nil {
-				return err
-			}
-			var err error
-			if tx != nil {
-				head, err = cursorOf(history, *tx, *version)
-			}
-			if err == nil && prunedTx != nil {
-				pruned, err = cursorOf(history, *prunedTx, *prunedVersion)
-			}
+	err := s.read(ctx, func(br pgx.BatchResults) error {
+		var tx, prunedTx *string
+		var version, prunedVersion *int64
+		if err := br.QueryRow().Scan(&tx, &version, &prunedTx, &prunedVersion); err != nil {
 			return err
-		}, headSQL)
-	})
+		}
+		var err error
+		if tx != nil {
+			head, err = cursorOf(history, *tx, *version)
+		}
+		if err == nil && prunedTx != nil {
+			pruned, err = cursorOf(history, *prunedTx, *prunedVersion)
+		}
+		return err
+	}, headSQL)
 	if err != nil {
 		return changes.Cursor{}, failed("changes head", err)
 	}

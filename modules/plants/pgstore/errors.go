@@ -50,6 +50,9 @@ func unavailable(err error) bool {
 	if errors.Is(err, errUnreplicated) || errors.Is(err, errBacklog) {
 		return true // committed or not, as the failover decides: unknown
 	}
+	if errors.Is(err, errOtherServer) {
+		return true // a failover is under way: the next read goes to the new primary
+	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
 		return true // whatever the reason, there is no usable database

@@ -23,7 +23,7 @@ import (
 // survives a reopen on its database.
 func testConformance(t *testing.T, c *pgtest.Cluster) {
 	storetest.Run(t, storetest.Subject{
-		Supports: storetest.Supports{Outbox: true, ChangeLog: true, Durable: true},
+		Supports: storetest.Supports{Outbox: true, ChangeLog: true, Durable: true, Batches: true},
 		Open: func(t *testing.T) storetest.Store {
 			s := openStore(t, Config{URL: c.NewMigratedDatabase(t, plantsSchema)})
 			return storetest.Store{Plants: s, Outbox: s.Outbox(), Changes: s}

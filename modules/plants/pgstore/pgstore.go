@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,6 +90,7 @@ type Store struct {
 	closing       context.Context
 	stopCommits   context.CancelFunc // ends the statements' contexts at Close
 	creates       *batcher
+	barriers      *readBarriers               // the read barriers reads share (see readbarrier.go)
 	hook          writeHook                   // nil: a change writes and logs the plant only
 	hooked        map[*changeStatement]string // each change statement with the hook's SQL
 	changed       storekit.Waker              // woken at each change this process commits, or a replica's notification
@@ -138,6 +140,7 @@ func New(cfg Config) (*Store, error) {
 	migrateConfig.RuntimeParams["statement_timeout"] = "0"
 	params["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
 	pc.ConnConfig.Tracer = cfg.Tracer
+	pc.AfterConnect = nameServer // which server a read ran on (see readbarrier.go)
 
 	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
@@ -155,6 +158,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	s.closing, s.stopCommits = closing, stopCommits
 	s.creates = newBatcher(s, createLanes(cfg.MaxConns))
+	s.barriers = newReadBarriers(s)
 	return s, nil
 }
 
@@ -194,16 +198,20 @@ ON CONFLICT (id) DO NOTHING`
 	// own commit: once it returns, the row is as durable as a fresh
 	// commit. A key-share lock blocks only a delete of the row.
 	durableGetSQL = `SELECT name, tag FROM plants WHERE id = $1 FOR KEY SHARE`
-	// readBarrierSQL follows every read in the read's own transaction (one
-	// round trip: a batch is one implicit transaction). With synchronous
-	// standbys configured it writes a WAL record (a transactional logical
-	// message, which needs no privilege and no logical decoding), so the
-	// read's commit waits for the standbys up to a point past every commit
-	// the read saw: a row, or the absence of one, that a canceled wait left
-	// on the primary only is not answered until the standbys have it, and a
+	// readBarrierSQL is the read barrier (see readbarrier.go), a commit
+	// that reads share, and the 404 of a write that found no row commits
+	// it after its statements (see barrier). With synchronous standbys
+	// configured it writes a WAL record (a transactional logical message,
+	// which needs no privilege and no logical decoding), so its commit
+	// waits for the standbys up to a point past every commit a read before
+	// it saw: a row, or the absence of one, that a canceled wait left on
+	// the primary only is not answered until the standbys have it, and a
 	// failover cannot take back what a read showed. Without synchronous
-	// standbys it writes nothing, and a read costs no WAL flush.
-	readBarrierSQL = `SELECT pg_logical_emit_message(true, 'plantstore', '') WHERE current_setting('synchronous_standby_names') <> ''`
+	// standbys it writes nothing.
+	// It returns its statement's snapshot and its own transaction id: what
+	// it covers (see readbarrier.go).
+	readBarrierSQL = `SELECT pg_current_snapshot()::text, pg_current_xact_id()::text, pg_logical_emit_message(true, 'plantstore', '')::text
+WHERE current_setting('synchronous_standby_names') <> ''`
 
 	// The two list statements seek an index to the cursor and read one
 	// page, whatever the table's size and the tag's frequency. The cursor
@@ -277,23 +285,22 @@ func (s *Store) getDurably(ctx context.Context, conn *pgx.Conn, id int64) (p pla
 	return p, err == nil, err
 }
 
-// Get implements plant.Store. The read runs as a commit (see commit.go and
-// readBarrierSQL): its answer is never a state a failover can take back.
+// Get implements plant.Store. With synchronous standbys the read waits for a
+// read barrier (see readbarrier.go): its answer is never a state a failover
+// can take back.
 func (s *Store) Get(ctx context.Context, id int64) (plant.Plant, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	p := plant.Plant{ID: id}
 	found := false
-	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
-			err := br.QueryRow().Scan(&p.Name, &p.Tag)
-			found = err == nil
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			return err
-		}, getSQL, id)
-	})
+	err := s.read(ctx, func(br pgx.BatchResults) error {
+		err := br.QueryRow().Scan(&p.Name, &p.Tag)
+		found = err == nil
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	}, getSQL, id)
 	if err != nil {
 		return plant.Plant{}, failed("get", err)
 	}
@@ -305,7 +312,7 @@ func (s *Store) Get(ctx context.Context, id int64) (plant.Plant, error) {
 
 // List implements plant.Store with keyset paging: the primary key, or the
 // (md5(tag), id) index for a tag, is sought to the cursor, so a deep page costs
-// what the first one does. Like Get, it runs as a commit with readBarrierSQL.
+// what the first one does. Like Get, it waits for a read barrier.
 func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
@@ -321,43 +328,22 @@ func (s *Store) List(ctx context.Context, q plant.ListQuery) ([]plant.Plant, err
 		sql, args = listTagSQL, []any{q.Limit, *q.Tag, from}
 	}
 	var plants []plant.Plant
-	err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
-		return readThenBarrier(ctx, conn, func(br pgx.BatchResults) error {
-			rows, err := br.Query()
-			if err != nil {
-				return err
-			}
-			plants, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (plant.Plant, error) {
-				var p plant.Plant
-				err := row.Scan(&p.ID, &p.Name, &p.Tag)
-				return p, err
-			})
+	err := s.read(ctx, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
 			return err
-		}, sql, args...)
-	})
+		}
+		plants, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (plant.Plant, error) {
+			var p plant.Plant
+			err := row.Scan(&p.ID, &p.Name, &p.Tag)
+			return p, err
+		})
+		return err
+	}, sql, args...)
 	if err != nil {
 		return nil, failed("list", err)
 	}
 	return plants, nil
-}
-
-// readThenBarrier sends sql and readBarrierSQL as one batch, one implicit
-// transaction, has read take sql's result, and returns once the
-// transaction has ended: committed, and with synchronous standbys
-// replicated (the caller's commit checks the server's warning).
-func readThenBarrier(ctx context.Context, conn *pgx.Conn, read func(pgx.BatchResults) error, sql string, args ...any) error {
-	b := &pgx.Batch{}
-	b.Queue(sql, args...)
-	b.Queue(readBarrierSQL)
-	br := conn.SendBatch(ctx, b)
-	err := read(br)
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // Delete implements plant.Store. The delete runs as a commit (see
@@ -394,7 +380,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close runs the creates already queued, then closes the pool's
+// Close runs the creates and read barriers already queued, then closes the pool's
 // connections, waiting for calls in flight. Writes still waiting for their
 // commit after a call deadline (a stalled standby, say: their callers were
 // answered) get their connections closed then, never canceled: the server
@@ -402,7 +388,10 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	drained := make(chan struct{})
 	go func() {
-		s.creates.close()
+		var closing sync.WaitGroup
+		closing.Go(s.creates.close)
+		closing.Go(s.barriers.close)
+		closing.Wait()
 		close(drained)
 	}()
 	select {

@@ -61,3 +61,31 @@ var (
 	// request may succeed if retried later.
 	ErrUnavailable = errors.New("plant: store unavailable")
 )
+
+// BatchCreator is a Store that creates many plants in one commit: the bulk
+// import's lines go to it in batches, rather than one Create each, where
+// the store has it.
+type BatchCreator interface {
+	// CreateBatch creates ps, whose ids are distinct, as many Creates
+	// would, and returns one result per plant in ps's order: each
+	// plant's outcome is what its Create would have said, and a
+	// conflict carries the plant stored. The batch's creates commit
+	// together, each with its change and events, or none does: an error
+	// says none was made or, for an unavailable store, that it is
+	// unknown whether they were (an identical retry settles it), and no
+	// result is given then. A plant the store had to create alone
+	// afterwards (its id was freed between the batch's insert and its
+	// read) has its own outcome, a failure included.
+	CreateBatch(ctx context.Context, ps []Plant) ([]BatchResult, error)
+}
+
+// BatchResult is one plant's outcome in a CreateBatch.
+type BatchResult struct {
+	// Result is Created or Unchanged when Err is nil.
+	Result CreateResult
+	// Err is ErrConflict when a different plant is stored under the id
+	// (Stored), or the failure of this plant alone.
+	Err error
+	// Stored is the plant stored under the id, on a conflict.
+	Stored Plant
+}

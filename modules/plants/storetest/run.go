@@ -22,6 +22,9 @@ type Supports struct {
 	// Durable: what the store acknowledged is there after it is closed
 	// and opened again on the same storage (Subject.Storage).
 	Durable bool
+	// Batches: the store creates many plants in one commit
+	// (plant.BatchCreator), the bulk import's path.
+	Batches bool
 }
 
 // Store is one store under test, new and empty, started: its plants and,
@@ -79,6 +82,9 @@ func Run(t *testing.T, s Subject) {
 			}
 			runDurable(t, s.Storage)
 		})
+	}
+	if s.Supports.Batches {
+		t.Run("Batch", func(t *testing.T) { runBatch(t, s.Open) })
 	}
 	runPlants(t, func(t *testing.T) plant.Store { return s.Open(t).Plants })
 }
