@@ -57,7 +57,7 @@ func TestCLIHelpAndVersion(t *testing.T) {
 		{[]string{"plants", "update", "--help"}, []string{"usage: plantstore plants update ID --name NAME [--tag TAG | --no-tag] [--if-match ETAG] [flags]\n", "  -no-tag\n"}},
 		{[]string{"export", "--help"}, []string{"usage: plantstore export [-f FILE] [flags]\n", "  -f string\n"}},
 		{[]string{"help", "import"}, []string{"usage: plantstore import [-f FILE] ", "  -on-conflict string\n"}},
-		{[]string{"help", "webhooks"}, []string{"usage: plantstore webhooks attempts|message|redeliver [flags]\n", "plantstore webhooks VERB --help"}},
+		{[]string{"help", "webhooks"}, []string{"usage: plantstore webhooks list|create|rotate|delete|attempts|message|redeliver [flags]\n", "plantstore webhooks VERB --help"}},
 		{[]string{"help", "webhooks", "attempts"}, []string{"usage: plantstore webhooks attempts ENDPOINT ", "  -status string\n"}},
 		{[]string{"webhooks", "redeliver", "--help"}, []string{"usage: plantstore webhooks redeliver WEBHOOK-ID ", "  -token string\n"}},
 		{[]string{"healthcheck", "--help"}, []string{"usage: plantstore healthcheck [--admin-addr HOST:PORT]\n", "  -admin-addr string\n"}},

@@ -65,6 +65,8 @@ type shownMessage struct {
 type wantAttempt struct {
 	number int
 	req    webhookstest.Request
+	// endpoint is the attempt's endpoint; "" is the file's "crm".
+	endpoint string
 }
 
 func checkAttempts(t *testing.T, what string, got []shownAttempt, want []wantAttempt) {
@@ -75,7 +77,11 @@ func checkAttempts(t *testing.T, what string, got []shownAttempt, want []wantAtt
 	for i, w := range want {
 		g := got[i]
 		ok := w.req.Status >= 200 && w.req.Status < 300
-		if g.WebhookID != w.req.ID || g.Endpoint != "crm" || g.Attempt != w.number || g.Status != w.req.Status ||
+		endpoint := w.endpoint
+		if endpoint == "" {
+			endpoint = "crm"
+		}
+		if g.WebhookID != w.req.ID || g.Endpoint != endpoint || g.Attempt != w.number || g.Status != w.req.Status ||
 			g.Succeeded != ok || g.Error != "" || g.Answer != w.req.Answer || g.LatencyMS < 0 || g.ID == "" {
 			t.Errorf("%s: attempt %d = %+v; want %s attempt %d answered %d %q", what, i, g, w.req.ID, w.number, w.req.Status, w.req.Answer)
 		}
@@ -187,32 +193,32 @@ func testWebhookAttemptsOnRecord(t *testing.T, cfg config) {
 		string(m.Event) != `{"id":1,"name":"Rex","tag":"dog"}` {
 		t.Fatalf("message = %+v", m)
 	}
-	checkAttempts(t, "plant 1's message", m.Attempts, []wantAttempt{{1, reqs[0]}, {2, reqs[1]}})
+	checkAttempts(t, "plant 1's message", m.Attempts, []wantAttempt{{number: 1, req: reqs[0]}, {number: 2, req: reqs[1]}})
 
 	// The endpoint's attempts, newest first, filtered and paged.
 	var list []shownAttempt
 	resp := get("/webhooks/endpoints/crm/attempts", testToken)
 	resp.JSON(t, &list)
-	checkAttempts(t, "crm's attempts", list, []wantAttempt{{2, reqs[1]}, {1, reqs[0]}})
+	checkAttempts(t, "crm's attempts", list, []wantAttempt{{number: 2, req: reqs[1]}, {number: 1, req: reqs[0]}})
 	if l := resp.Header.Get("Link"); l != "" {
 		t.Fatalf("Link %q on the only page", l)
 	}
 	resp = get("/webhooks/endpoints/crm/attempts?status=failed", testToken)
 	resp.JSON(t, &list)
-	checkAttempts(t, "crm's failed attempts", list, []wantAttempt{{1, reqs[0]}})
+	checkAttempts(t, "crm's failed attempts", list, []wantAttempt{{number: 1, req: reqs[0]}})
 	resp = get("/webhooks/endpoints/crm/attempts?status=succeeded&limit=1", testToken)
 	resp.JSON(t, &list)
-	checkAttempts(t, "crm's succeeded attempts", list, []wantAttempt{{2, reqs[1]}})
+	checkAttempts(t, "crm's succeeded attempts", list, []wantAttempt{{number: 2, req: reqs[1]}})
 	resp = get("/webhooks/endpoints/crm/attempts?limit=1", testToken)
 	resp.JSON(t, &list)
-	checkAttempts(t, "crm's first page", list, []wantAttempt{{2, reqs[1]}})
+	checkAttempts(t, "crm's first page", list, []wantAttempt{{number: 2, req: reqs[1]}})
 	next := "</webhooks/endpoints/crm/attempts?after=" + list[0].ID + `&limit=1>; rel="next"`
 	if l := resp.Header.Get("Link"); l != next {
 		t.Fatalf("Link = %q, want %q", l, next)
 	}
 	resp = get("/webhooks/endpoints/crm/attempts?after="+list[0].ID+"&limit=1", testToken)
 	resp.JSON(t, &list)
-	checkAttempts(t, "crm's second page", list, []wantAttempt{{1, reqs[0]}})
+	checkAttempts(t, "crm's second page", list, []wantAttempt{{number: 1, req: reqs[0]}})
 	if l := resp.Header.Get("Link"); l != "" {
 		t.Fatalf("Link %q on the last page", l)
 	}
@@ -247,7 +253,7 @@ func testWebhookAttemptsOnRecord(t *testing.T, cfg config) {
 	if len(reqs) != 3 || reqs[2].Status != 200 || !reqs[2].Verified || !bytes.Equal(reqs[2].Body, reqs[0].Body) || reqs[2].ID != second {
 		t.Fatalf("the receiver saw %+v, want the dead letter again with its id and bytes, verified", reqs)
 	}
-	checkAttempts(t, "plant 2's message", m.Attempts, []wantAttempt{{1, reqs[0]}, {2, reqs[1]}, {1, reqs[2]}})
+	checkAttempts(t, "plant 2's message", m.Attempts, []wantAttempt{{number: 1, req: reqs[0]}, {number: 2, req: reqs[1]}, {number: 1, req: reqs[2]}})
 
 	// A delivered message is sent again too.
 	resp = s.do(t, s.request(t, http.MethodPost, "/webhooks/messages/"+first+"/redeliver", testToken, "", nil))
