@@ -10,8 +10,8 @@
 #
 # usage (from the project root; pgcluster starts and removes the server):
 #   go run ./tools/pgcluster -migrate -- tools/pgcluster/cost.sh [connections] [seconds]
-# plantstore listens on compare.sh's fixed ports (18082, 19092): run it
-# under the same lock as bench.sh.
+# plantstore listens on compare.sh's fixed ports (18082, 19092): run one of
+# cost.sh, bench.sh and compare.sh at a time.
 set -euo pipefail
 conns=${1:-32} secs=${2:-8}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,6 +66,9 @@ for script in insert.sql create.sql; do
   line "${script%.sql}" "$elapsed" "$a" "$b" $((c1 - c0)) - "$(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}')"
 done
 psql -qc 'TRUNCATE plants, plant_heads, plant_changes'
+if ss -ltn | awk '{print $4}' | grep -qE ':(18082|19092)$'; then
+  echo "cost.sh: ports 18082, 19092 are busy: another compare.sh or cost.sh is running"; exit 1
+fi
 PLANTSTORE_POSTGRES_MAX_CONNS=$conns PLANTSTORE_HTTP_ADDR=127.0.0.1:18082 PLANTSTORE_ADMIN_ADDR=127.0.0.1:19092 \
 PLANTSTORE_STORE=postgres PLANTSTORE_TOKENS=bench-token PLANTSTORE_DRAIN_DELAY=0s "$work/plantstore" >"$work/plantstore.log" 2>&1 &
 pid=$!
