@@ -36,15 +36,13 @@ const maxBatchRows = 256
 // statement is gathered, with its connection in hand, while one runs, and
 // starts the moment it ends. They take turns (see batcher.turn): one
 // statement runs at a time while statements are quick (see takeTurn). A
-// database with many connections and cores to spare could run more at
-// once, but each statement and commit costs it far more than a row of it
-// does (measured with pgbench on the create statement: see
+// statement and its commit cost the database far more than a row of it
+// (measured with pgbench on the create statement: see
 // docs/performance.md), so creates that arrive while one runs cost least
-// in the next, and a client waits no longer for them: with concurrency
-// fixed, a longer statement carries proportionally more creates.
-// Lanes running freely put fewer rows in a statement the more there are
-// (measured at 32 clients: 2 lanes 7, 4 lanes 4, 8 lanes 2). The other
-// connections of the pool serve reads, deletes and readiness.
+// in the next. Lanes running freely put fewer rows in a statement the
+// more there are (measured at 32 clients: 2 lanes 7, 4 lanes 4, 8 lanes
+// 2). The other connections of the pool serve reads, deletes and
+// readiness.
 func createLanes(maxConns int) int { return min(2, maxConns) }
 
 // insertCTE is createSQL for many rows, as the first part of the create
