@@ -1,0 +1,228 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plantstore/plantstore/modules/changes"
+	"github.com/plantstore/plantstore/modules/plants/plant"
+)
+
+// A snapshot page (changes.Snapshotter) is read in one REPEATABLE READ
+// transaction: the plants, the log's head and the transaction's snapshot
+// (pg_current_snapshot) are all of one moment. Two things can still set
+// the page apart from its head, and each is checked, the page read again
+// when one holds:
+//
+//   - The head is the newest change of a transaction below the snapshot's
+//     xmin (see changelog.go), but a younger transaction that committed
+//     before the snapshot, while an older one still ran, is visible in the
+//     plants and comes after the head in the feed: it would be given twice.
+//     Every change upserts its plant's row in plant_heads with its tx, so a
+//     visible plant_heads row of the page's id range with a tx at or above
+//     xmin says so.
+//   - Versions are drawn in time, not in transaction order: a transaction
+//     in progress at the snapshot may have drawn a version below one the
+//     page shows. The page's version is the greatest the page can show (the
+//     sequence's value before the transaction, or a greater one committed
+//     since), and it is given only once every transaction the snapshot saw
+//     in progress has ended and none of their changes has a version at or
+//     below it. Transactions that start later draw greater versions.
+//
+// Both are rare (an out-of-order commit, or an interleaving of two
+// versions' draws, at the moment of the read), and a read again is a few
+// milliseconds. Like the feed, a page waits for the transactions in
+// progress at its read to end: a transaction left open on the server holds
+// snapshots back as it holds the feed.
+const (
+	// snapshotBeforeSQL, run before the page's transaction: the xmin
+	// below which every transaction has ended, and the sequence's value,
+	// at least every version those drew.
+	snapshotBeforeSQL = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text, (SELECT last_value FROM plant_versions)`
+	// snapshotStateSQL, in the page's transaction after the plants: the
+	// snapshot; whether a plant of the id range [$1, $2] has a visible
+	// change at or above its xmin; and the greatest version visible from a
+	// transaction at or above $3 (the xmin taken before).
+	snapshotStateSQL = `SELECT pg_current_snapshot()::text,
+  pg_snapshot_xmin(pg_current_snapshot()) = pg_snapshot_xmax(pg_current_snapshot()),
+  EXISTS (SELECT FROM plant_heads WHERE plant_id BETWEEN $1 AND $2 AND tx >= pg_snapshot_xmin(pg_current_snapshot())),
+  (SELECT max(version) FROM plant_changes WHERE tx >= $3::text::xid8)`
+	// snapshotEndedSQL says whether every transaction in progress in the
+	// snapshot $1 has ended.
+	snapshotEndedSQL = `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= pg_snapshot_xmax($1::text::pg_snapshot)`
+	// snapshotLaterSQL is the least version of a change the snapshot $1
+	// does not see, from the transactions in progress in it.
+	snapshotLaterSQL = `SELECT min(version) FROM plant_changes
+WHERE tx >= pg_snapshot_xmin($1::text::pg_snapshot) AND NOT pg_visible_in_snapshot(tx, $1::text::pg_snapshot)`
+)
+
+// snapshotRetry bounds the pause between two reads of a page, and
+// between two looks for the end of the transactions it waits for.
+const (
+	snapshotRetryMin = time.Millisecond
+	snapshotRetryMax = 20 * time.Millisecond
+)
+
+// errSnapshotMoved says that a page's read met a change it cannot place
+// (see above): it is read again.
+var errSnapshotMoved = errors.New("pgstore: a change committed out of order at the snapshot's read")
+
+// Snapshot implements changes.Snapshotter (see above). The whole, its
+// reads again included, is bounded by the call deadline.
+func (s *Store) Snapshot(ctx context.Context, q changes.SnapshotQuery) (changes.Snapshot, error) {
+	if q.Limit <= 0 {
+		return changes.Snapshot{}, errors.New("pgstore: snapshot limit is not positive")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+	defer cancel()
+	from := int64(math.MinInt64)
+	if q.After != nil {
+		if *q.After == math.MaxInt64 {
+			head, err := s.Head(ctx)
+			return changes.Snapshot{Plants: []plant.Plant{}, Head: head, Version: head.Version}, err
+		}
+		from = *q.After + 1
+	}
+	pause := snapshotRetryMin
+	for {
+		var snap changes.Snapshot
+		err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+			var err error
+			snap, err = s.snapshotPage(ctx, conn, q, from)
+			if err == nil {
+				err = barrier(ctx, conn)
+			}
+			return err
+		})
+		if !errors.Is(err, errSnapshotMoved) {
+			if err != nil {
+				return changes.Snapshot{}, failed("snapshot", err)
+			}
+			return snap, nil
+		}
+		if err := sleep(ctx, pause); err != nil {
+			return changes.Snapshot{}, failed("snapshot", err)
+		}
+		pause = min(2*pause, snapshotRetryMax)
+	}
+}
+
+// snapshotPage reads one page on conn; errSnapshotMoved when it must be
+// read again.
+func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.SnapshotQuery, from int64) (changes.Snapshot, error) {
+	history := s.History()
+	var xminBefore string
+	var seqBefore int64
+	if err := conn.QueryRow(ctx, snapshotBeforeSQL).Scan(&xminBefore, &seqBefore); err != nil {
+		return changes.Snapshot{}, err
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return changes.Snapshot{}, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	sql, args := listSQL, []any{q.Limit, from}
+	if q.Tag != nil {
+		sql, args = listTagSQL, []any{q.Limit, *q.Tag, from}
+	}
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return changes.Snapshot{}, err
+	}
+	plants, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (plant.Plant, error) {
+		var p plant.Plant
+		err := row.Scan(&p.ID, &p.Name, &p.Tag)
+		return p, err
+	})
+	if err != nil {
+		return changes.Snapshot{}, err
+	}
+	// The page covers the ids up to its last plant, or every id after
+	// from when it is not full.
+	to := int64(math.MaxInt64)
+	if len(plants) == q.Limit {
+		to = plants[len(plants)-1].ID
+	}
+	var (
+		snapshot        string
+		quiet, moved    bool
+		visibleVersion  *int64
+		headTx, prunedT *string
+		headV, prunedV  *int64
+	)
+	if err := tx.QueryRow(ctx, snapshotStateSQL, from, to, xminBefore).Scan(&snapshot, &quiet, &moved, &visibleVersion); err != nil {
+		return changes.Snapshot{}, err
+	}
+	if moved {
+		return changes.Snapshot{}, errSnapshotMoved
+	}
+	if err := tx.QueryRow(ctx, headSQL).Scan(&headTx, &headV, &prunedT, &prunedV); err != nil {
+		return changes.Snapshot{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return changes.Snapshot{}, err
+	}
+	head, pruned := changes.Cursor{History: history}, changes.Cursor{History: history}
+	if headTx != nil {
+		if head, err = cursorOf(history, *headTx, *headV); err != nil {
+			return changes.Snapshot{}, err
+		}
+	}
+	if prunedT != nil {
+		if pruned, err = cursorOf(history, *prunedT, *prunedV); err != nil {
+			return changes.Snapshot{}, err
+		}
+	}
+	if head.Less(pruned) {
+		head = pruned
+	}
+	version := seqBefore
+	if visibleVersion != nil {
+		version = max(version, *visibleVersion)
+	}
+	if !quiet {
+		if err := waitEnded(ctx, conn, snapshot); err != nil {
+			return changes.Snapshot{}, err
+		}
+		var later *int64
+		if err := conn.QueryRow(ctx, snapshotLaterSQL, snapshot).Scan(&later); err != nil {
+			return changes.Snapshot{}, err
+		}
+		if later != nil && *later <= version {
+			return changes.Snapshot{}, errSnapshotMoved
+		}
+	}
+	return changes.Snapshot{Plants: plants, Head: head, Version: version}, nil
+}
+
+// waitEnded returns once every transaction in progress in snapshot has
+// ended.
+func waitEnded(ctx context.Context, conn *pgx.Conn, snapshot string) error {
+	pause := snapshotRetryMin
+	for {
+		var ended bool
+		if err := conn.QueryRow(ctx, snapshotEndedSQL, snapshot).Scan(&ended); err != nil || ended {
+			return err
+		}
+		if err := sleep(ctx, pause); err != nil {
+			return err
+		}
+		pause = min(2*pause, snapshotRetryMax)
+	}
+}
+
+// sleep pauses d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
