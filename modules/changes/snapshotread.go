@@ -2,7 +2,6 @@ package changes
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -54,12 +53,9 @@ type SnapshotStep struct {
 }
 
 // snapshotBehindTries bounds the reads of a page whose head is behind the
-// position's (a store's heads only go forward; see ReadSnapshot).
+// position's: a store's heads only go forward, so a position still ahead
+// after them is not one this store gave.
 const snapshotBehindTries = 3
-
-// ErrSnapshotBehind means a store gave a snapshot head behind a position
-// it gave before, which its contract rules out.
-var ErrSnapshotBehind = errors.New("changes: the snapshot's head is behind the position it resumes from")
 
 // ReadSnapshot reads the page of a snapshot after from, of at most limit
 // items (limit log records read, too), filtered by f: the snapshot's
@@ -75,8 +71,8 @@ func ReadSnapshot(ctx context.Context, log ChangeLog, from SnapshotPosition, f F
 		if from.Last == nil || !snap.Head.Less(from.Cursor) {
 			break
 		}
-		if try == snapshotBehindTries {
-			return SnapshotStep{}, ErrSnapshotBehind
+		if from.Cursor.History != snap.Head.History || try == snapshotBehindTries {
+			return SnapshotStep{}, ErrCursorUnknown
 		}
 	}
 	var items []SnapshotItem

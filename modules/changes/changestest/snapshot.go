@@ -68,7 +68,7 @@ func testSnapshotThenChangesUnderWriters(t *testing.T, s Subject) {
 	filters := []changes.Filter{{}, {Tag: snapshotTags[1]}}
 	mirrors := make([]*snapshotMirror, len(filters))
 	for i, f := range filters {
-		mirrors[i] = &snapshotMirror{plants: map[int64]plant.Plant{}, versions: map[int64]int64{}}
+		mirrors[i] = &snapshotMirror{plants: map[int64]plant.Plant{}, versions: map[int64]int64{}, given: map[int64]string{}}
 		mirrors[i].readSnapshot(t, s.Changes, f, 4)
 	}
 	// The writers go on for a while past the snapshots' end.
@@ -114,6 +114,7 @@ var snapshotTags = []*string{nil, plant.StringPtr("a"), plant.StringPtr("b")}
 type snapshotMirror struct {
 	plants           map[int64]plant.Plant
 	versions         map[int64]int64
+	given            map[int64]string // what gave the plant's last version, for failures
 	at               changes.Cursor
 	pages, synthetic int
 }
@@ -123,9 +124,10 @@ type snapshotMirror struct {
 func (m *snapshotMirror) apply(t *testing.T, what string, rec changes.Record) {
 	t.Helper()
 	if v, ok := m.versions[rec.Plant.ID]; ok && rec.Version <= v {
-		t.Errorf("%s: %s after version %d of the plant", what, spell(rec), v)
+		t.Errorf("%s: %s (cursor %+v) after %s", what, spell(rec), rec.Cursor, m.given[rec.Plant.ID])
 	}
 	m.versions[rec.Plant.ID] = rec.Version
+	m.given[rec.Plant.ID] = fmt.Sprintf("%s: %s (cursor %+v)", what, spell(rec), rec.Cursor)
 	if rec.Kind == changes.Deleted {
 		delete(m.plants, rec.Plant.ID)
 	} else {
@@ -153,7 +155,11 @@ func (m *snapshotMirror) readSnapshot(t *testing.T, log changes.ChangeLog, f cha
 					t.Errorf("snapshot item %s, filter %s", spell(it.Record), spellFilter(f))
 				}
 			}
-			m.apply(t, "snapshot", it.Record)
+			what := "snapshot change"
+			if it.Synthetic {
+				what = "snapshot plant"
+			}
+			m.apply(t, what, it.Record)
 		}
 		pos = step.Next
 		if step.Done {

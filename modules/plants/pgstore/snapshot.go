@@ -29,9 +29,14 @@ import (
 //     in progress at the snapshot may have drawn a version below one the
 //     page shows. The page's version is the greatest the page can show (the
 //     sequence's value before the transaction, or a greater one committed
-//     since), and it is given only once every transaction the snapshot saw
-//     in progress has ended and none of their changes has a version at or
-//     below it. Transactions that start later draw greater versions.
+//     since), and it is given only once every transaction in progress at
+//     the snapshot has ended and none of their changes has a version at or
+//     below it. Those transactions are not all in the snapshot's list (one
+//     whose id is past the newest ended one's is left out of it), so the
+//     page's transaction takes an id of its own, after the snapshot: every
+//     transaction in progress then has a smaller one, and once the xmin
+//     passes it they have all ended. Transactions that start later draw
+//     greater versions.
 //
 // Both are rare (an out-of-order commit, or an interleaving of two
 // versions' draws, at the moment of the read), and a read again is a few
@@ -46,16 +51,17 @@ const (
 	// snapshotStateSQL, in the page's transaction after the plants: the
 	// snapshot; whether a plant of the id range [$1, $2] has a visible
 	// change at or above its xmin; and the greatest version visible from a
-	// transaction at or above $3 (the xmin taken before).
+	// transaction at or above $3 (the xmin taken before); and an id for
+	// the transaction, past every transaction's in progress.
 	snapshotStateSQL = `SELECT pg_current_snapshot()::text,
-  pg_snapshot_xmin(pg_current_snapshot()) = pg_snapshot_xmax(pg_current_snapshot()),
   EXISTS (SELECT FROM plant_heads WHERE plant_id BETWEEN $1 AND $2 AND tx >= pg_snapshot_xmin(pg_current_snapshot())),
-  (SELECT max(version) FROM plant_changes WHERE tx >= $3::text::xid8)`
-	// snapshotEndedSQL says whether every transaction in progress in the
-	// snapshot $1 has ended.
-	snapshotEndedSQL = `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= pg_snapshot_xmax($1::text::pg_snapshot)`
+  (SELECT max(version) FROM plant_changes WHERE tx >= $3::text::xid8),
+  pg_current_xact_id()::text`
+	// snapshotEndedSQL says whether every transaction with an id below
+	// $1 has ended.
+	snapshotEndedSQL = `SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::text::xid8`
 	// snapshotLaterSQL is the least version of a change the snapshot $1
-	// does not see, from the transactions in progress in it.
+	// does not see.
 	snapshotLaterSQL = `SELECT min(version) FROM plant_changes
 WHERE tx >= pg_snapshot_xmin($1::text::pg_snapshot) AND NOT pg_visible_in_snapshot(tx, $1::text::pg_snapshot)`
 )
@@ -120,7 +126,7 @@ func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.Snap
 	if err := conn.QueryRow(ctx, snapshotBeforeSQL).Scan(&xminBefore, &seqBefore); err != nil {
 		return changes.Snapshot{}, err
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadWrite})
 	if err != nil {
 		return changes.Snapshot{}, err
 	}
@@ -148,13 +154,13 @@ func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.Snap
 		to = plants[len(plants)-1].ID
 	}
 	var (
-		snapshot        string
-		quiet, moved    bool
+		snapshot, fence string
+		moved           bool
 		visibleVersion  *int64
 		headTx, prunedT *string
 		headV, prunedV  *int64
 	)
-	if err := tx.QueryRow(ctx, snapshotStateSQL, from, to, xminBefore).Scan(&snapshot, &quiet, &moved, &visibleVersion); err != nil {
+	if err := tx.QueryRow(ctx, snapshotStateSQL, from, to, xminBefore).Scan(&snapshot, &moved, &visibleVersion, &fence); err != nil {
 		return changes.Snapshot{}, err
 	}
 	if moved {
@@ -184,28 +190,26 @@ func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.Snap
 	if visibleVersion != nil {
 		version = max(version, *visibleVersion)
 	}
-	if !quiet {
-		if err := waitEnded(ctx, conn, snapshot); err != nil {
-			return changes.Snapshot{}, err
-		}
-		var later *int64
-		if err := conn.QueryRow(ctx, snapshotLaterSQL, snapshot).Scan(&later); err != nil {
-			return changes.Snapshot{}, err
-		}
-		if later != nil && *later <= version {
-			return changes.Snapshot{}, errSnapshotMoved
-		}
+	if err := waitEnded(ctx, conn, fence); err != nil {
+		return changes.Snapshot{}, err
+	}
+	var later *int64
+	if err := conn.QueryRow(ctx, snapshotLaterSQL, snapshot).Scan(&later); err != nil {
+		return changes.Snapshot{}, err
+	}
+	if later != nil && *later <= version {
+		return changes.Snapshot{}, errSnapshotMoved
 	}
 	return changes.Snapshot{Plants: plants, Head: head, Version: version}, nil
 }
 
-// waitEnded returns once every transaction in progress in snapshot has
+// waitEnded returns once every transaction with an id below fence has
 // ended.
-func waitEnded(ctx context.Context, conn *pgx.Conn, snapshot string) error {
+func waitEnded(ctx context.Context, conn *pgx.Conn, fence string) error {
 	pause := snapshotRetryMin
 	for {
 		var ended bool
-		if err := conn.QueryRow(ctx, snapshotEndedSQL, snapshot).Scan(&ended); err != nil || ended {
+		if err := conn.QueryRow(ctx, snapshotEndedSQL, fence).Scan(&ended); err != nil || ended {
 			return err
 		}
 		if err := sleep(ctx, pause); err != nil {
