@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,35 +29,44 @@ import (
 //     xmin says so.
 //   - Versions are drawn in time, not in transaction order: a transaction
 //     in progress at the snapshot may have drawn a version below one the
-//     page shows. The page's version is the greatest the page can show (the
-//     sequence's value before the transaction, or a greater one committed
-//     since), and it is given only once every transaction in progress at
-//     the snapshot has ended and none of their changes has a version at or
-//     below it. Those transactions are not all in the snapshot's list (one
-//     whose id is past the newest ended one's is left out of it), so the
-//     page's transaction takes an id of its own, after the snapshot: every
-//     transaction in progress then has a smaller one, and once the xmin
-//     passes it they have all ended. Transactions that start later draw
-//     greater versions.
+//     page shows. The page's version must be at least every version the
+//     page shows, and below every version of a change it does not. The
+//     store keeps a watermark (settledVersions): a transaction id X and a
+//     version M such that every change of a transaction below X has a
+//     version up to M, and every transaction that drew a version up to M
+//     has ended. The page's version is the greater of M and the greatest
+//     version visible from a transaction at or above X; it is given only
+//     once every transaction in progress at the snapshot has ended (the
+//     page's transaction takes an id of its own after the snapshot, which
+//     every one of them is below: once the xmin passes it, they have all
+//     ended; the snapshot's own list leaves out those with an id past the
+//     newest ended one) and none of their changes has a version at or
+//     below it. The page's version and xmin are then the next watermark.
+//     Transactions that start later draw greater versions.
 //
 // Both are rare (an out-of-order commit, or an interleaving of two
 // versions' draws, at the moment of the read), and a read again is a few
-// milliseconds. Like the feed, a page waits for the transactions in
+// milliseconds. The first watermark is taken with a fence: the store takes
+// a transaction id, waits for every transaction below it to end, then
+// reads the sequence. Like the feed, a page waits for the transactions in
 // progress at its read to end: a transaction left open on the server holds
 // snapshots back as it holds the feed.
 const (
-	// snapshotBeforeSQL, run before the page's transaction: the xmin
-	// below which every transaction has ended, and the sequence's value,
-	// at least every version those drew.
-	snapshotBeforeSQL = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text, (SELECT last_value FROM plant_versions)`
+	// fenceSQL takes a transaction id (its transaction commits at once):
+	// every transaction in progress has a smaller one.
+	fenceSQL = `SELECT pg_current_xact_id()::text`
+	// sequenceSQL reads the versions' sequence: at least every version
+	// drawn so far.
+	sequenceSQL = `SELECT last_value FROM plant_versions`
 	// snapshotStateSQL, in the page's transaction after the plants: the
 	// snapshot; whether a plant of the id range [$1, $2] has a visible
 	// change at or above its xmin; and the greatest version visible from a
-	// transaction at or above $3 (the xmin taken before); and an id for
-	// the transaction, past every transaction's in progress.
+	// transaction at or above $3 (the watermark's); its xmin; and an id
+	// for the transaction, past every transaction's in progress.
 	snapshotStateSQL = `SELECT pg_current_snapshot()::text,
   EXISTS (SELECT FROM plant_heads WHERE plant_id BETWEEN $1 AND $2 AND tx >= pg_snapshot_xmin(pg_current_snapshot())),
   (SELECT max(version) FROM plant_changes WHERE tx >= $3::text::xid8),
+  pg_snapshot_xmin(pg_current_snapshot())::text,
   pg_current_xact_id()::text`
 	// snapshotEndedSQL says whether every transaction with an id below
 	// $1 has ended.
@@ -121,9 +132,8 @@ func (s *Store) Snapshot(ctx context.Context, q changes.SnapshotQuery) (changes.
 // read again.
 func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.SnapshotQuery, from int64) (changes.Snapshot, error) {
 	history := s.History()
-	var xminBefore string
-	var seqBefore int64
-	if err := conn.QueryRow(ctx, snapshotBeforeSQL).Scan(&xminBefore, &seqBefore); err != nil {
+	mark, err := s.settled.get(ctx, conn)
+	if err != nil {
 		return changes.Snapshot{}, err
 	}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadWrite})
@@ -155,12 +165,13 @@ func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.Snap
 	}
 	var (
 		snapshot, fence string
+		xmin            string
 		moved           bool
 		visibleVersion  *int64
 		headTx, prunedT *string
 		headV, prunedV  *int64
 	)
-	if err := tx.QueryRow(ctx, snapshotStateSQL, from, to, xminBefore).Scan(&snapshot, &moved, &visibleVersion, &fence); err != nil {
+	if err := tx.QueryRow(ctx, snapshotStateSQL, from, to, mark.tx).Scan(&snapshot, &moved, &visibleVersion, &xmin, &fence); err != nil {
 		return changes.Snapshot{}, err
 	}
 	if moved {
@@ -186,7 +197,7 @@ func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.Snap
 	if head.Less(pruned) {
 		head = pruned
 	}
-	version := seqBefore
+	version := mark.version
 	if visibleVersion != nil {
 		version = max(version, *visibleVersion)
 	}
@@ -200,6 +211,7 @@ func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.Snap
 	if later != nil && *later <= version {
 		return changes.Snapshot{}, errSnapshotMoved
 	}
+	s.settled.advance(watermark{tx: xmin, version: version})
 	return changes.Snapshot{Plants: plants, Head: head, Version: version}, nil
 }
 
@@ -228,5 +240,57 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// watermark is a transaction id (as text) and a version: every change of
+// a transaction below tx has a version up to version, and every
+// transaction that drew a version up to it has ended.
+type watermark struct {
+	tx      string
+	version int64
+}
+
+// settledVersions is the store's newest watermark, taken with a fence at
+// the first snapshot and moved on by each page read.
+type settledVersions struct {
+	mu   sync.Mutex
+	mark watermark
+	txID uint64 // mark.tx's value, to keep the newest
+}
+
+// get returns the watermark, taking the first on conn.
+func (v *settledVersions) get(ctx context.Context, conn *pgx.Conn) (watermark, error) {
+	v.mu.Lock()
+	mark := v.mark
+	v.mu.Unlock()
+	if mark.tx != "" {
+		return mark, nil
+	}
+	var fence string
+	if err := conn.QueryRow(ctx, fenceSQL).Scan(&fence); err != nil {
+		return watermark{}, err
+	}
+	if err := waitEnded(ctx, conn, fence); err != nil {
+		return watermark{}, err
+	}
+	mark.tx = fence
+	if err := conn.QueryRow(ctx, sequenceSQL).Scan(&mark.version); err != nil {
+		return watermark{}, err
+	}
+	v.advance(mark)
+	return mark, nil
+}
+
+// advance keeps mark when it is newer than the one kept.
+func (v *settledVersions) advance(mark watermark) {
+	id, err := strconv.ParseUint(mark.tx, 10, 64)
+	if err != nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if id > v.txID {
+		v.mark, v.txID = mark, id
 	}
 }
