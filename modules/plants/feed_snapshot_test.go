@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -122,4 +123,82 @@ func TestChangesSnapshotCursorOfAnotherStoreIsGone(t *testing.T) {
 		target := "/plants/changes?after=" + encodeSnapshotCursor(changes.SnapshotPosition{Cursor: c, Last: &last}, tagDigest{})
 		assertAnswer(t, serve(api, http.MethodGet, target), http.StatusGone, `{"error":410,"message":"`+unknownMessage+`"}`)
 	}
+}
+
+// TestChangesSnapshotStream: a stream with snapshot=true sends the
+// snapshot's plants (ids: snapshot cursors), its changes between pages, a
+// snapshot-end event at the head, then the changes as they commit; a
+// reconnection with one of its ids goes on with the snapshot.
+func TestChangesSnapshotStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		store := newFeedStore()
+		stopping := make(chan struct{})
+		api := newFeedAPI(t, store, store, stopping)
+		changeScript(t, store) // plant 1 is left, at cursor4
+		if _, err := store.Create(ctx, plant.Plant{ID: 7, Name: "moss"}); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Format(changes.TimestampLayout)
+		at := func(last int64) string {
+			return encodeSnapshotCursor(changes.SnapshotPosition{Cursor: changes.Cursor{History: testHistory, Version: 5}, Last: &last}, tagDigest{})
+		}
+		event := func(id, typ, data string) string { return "id: " + id + "\nevent: " + typ + "\ndata: " + data + "\n\n" }
+		plant1 := `{"cursor":"` + at(1) + `","type":"plant.created","id":1,"version":5,"timestamp":"` + now + `","plant":{"id":1,"name":"fern","tag":"\"shade\""},"snapshot":true}`
+		plant7 := `{"cursor":"` + at(7) + `","type":"plant.created","id":7,"version":5,"timestamp":"` + now + `","plant":{"id":7,"name":"moss"},"snapshot":true}`
+		end := event(cursor5, "snapshot-end", `{"cursor":"`+cursor5+`"}`)
+
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/plants/changes?snapshot=true&limit=1", nil)
+		req.Header.Set("Accept", eventStream)
+		w := &streamRecorder{rec: httptest.NewRecorder()}
+		ended := make(chan struct{})
+		go func() {
+			api.ServeHTTP(w, req)
+			close(ended)
+		}()
+		synctest.Wait()
+		want := event(at(1), "plant.created", plant1) + event(at(7), "plant.created", plant7) + end
+		if code, body, _ := w.state(); code != http.StatusOK || body != want {
+			t.Fatalf("stream: %d %q, want 200 %q", code, body, want)
+		}
+		if _, err := store.Create(ctx, plant.Plant{ID: 8, Name: "reed"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(changesGather)
+		synctest.Wait()
+		created8 := `{"cursor":"` + cursor6 + `","type":"plant.created","id":8,"version":6,"timestamp":"` + now + `","plant":{"id":8,"name":"reed"}}`
+		want += event(cursor6, "plant.created", created8)
+		if _, body, _ := w.state(); body != want {
+			t.Fatalf("then: %q, want %q", body, want)
+		}
+		close(stopping)
+		<-ended
+
+		// Reconnecting after the first plant, with the same URL: the rest of
+		// the snapshot (the plants as they are now), its end, no change.
+		api = newFeedAPI(t, store, store, nil)
+		now = time.Now().UTC().Format(changes.TimestampLayout)
+		w = &streamRecorder{rec: httptest.NewRecorder()}
+		rctx, cancel := context.WithCancel(t.Context())
+		req = httptest.NewRequestWithContext(rctx, http.MethodGet, "/plants/changes?snapshot=true&limit=1", nil)
+		req.Header.Set("Accept", eventStream)
+		req.Header.Set("Last-Event-ID", at(1))
+		ended = make(chan struct{})
+		go func() {
+			api.ServeHTTP(w, req)
+			close(ended)
+		}()
+		synctest.Wait()
+		at6 := func(last int64) string {
+			return encodeSnapshotCursor(changes.SnapshotPosition{Cursor: changes.Cursor{History: testHistory, Version: 6}, Last: &last}, tagDigest{})
+		}
+		plant7 = `{"cursor":"` + at6(7) + `","type":"plant.created","id":7,"version":6,"timestamp":"` + now + `","plant":{"id":7,"name":"moss"},"snapshot":true}`
+		plant8 := `{"cursor":"` + at6(8) + `","type":"plant.created","id":8,"version":6,"timestamp":"` + now + `","plant":{"id":8,"name":"reed"},"snapshot":true}`
+		want = event(at6(7), "plant.created", plant7) + event(at6(8), "plant.created", plant8) + event(cursor6, "snapshot-end", `{"cursor":"`+cursor6+`"}`)
+		if code, body, _ := w.state(); code != http.StatusOK || body != want {
+			t.Fatalf("resumed: %d %q, want 200 %q", code, body, want)
+		}
+		cancel()
+		<-ended
+	})
 }
