@@ -80,8 +80,8 @@ WHERE tx >= pg_snapshot_xmin($1::text::pg_snapshot) AND NOT pg_visible_in_snapsh
 // snapshotRetry bounds the pause between two reads of a page, and
 // between two looks for the end of the transactions it waits for.
 const (
-	snapshotRetryMin = time.Millisecond
-	snapshotRetryMax = 20 * time.Millisecond
+	snapshotRetryFirst   = time.Millisecond
+	snapshotRetryLongest = 20 * time.Millisecond
 )
 
 // errSnapshotMoved says that a page's read met a change it cannot place
@@ -104,7 +104,7 @@ func (s *Store) Snapshot(ctx context.Context, q changes.SnapshotQuery) (changes.
 		}
 		from = *q.After + 1
 	}
-	pause := snapshotRetryMin
+	pause := snapshotRetryFirst
 	for {
 		var snap changes.Snapshot
 		err := s.commit(ctx, func(ctx context.Context, conn *pgx.Conn) error {
@@ -124,7 +124,7 @@ func (s *Store) Snapshot(ctx context.Context, q changes.SnapshotQuery) (changes.
 		if err := sleep(ctx, pause); err != nil {
 			return changes.Snapshot{}, failed("snapshot", err)
 		}
-		pause = min(2*pause, snapshotRetryMax)
+		pause = min(2*pause, snapshotRetryLongest)
 	}
 }
 
@@ -218,7 +218,7 @@ func (s *Store) snapshotPage(ctx context.Context, conn *pgx.Conn, q changes.Snap
 // waitEnded returns once every transaction with an id below fence has
 // ended.
 func waitEnded(ctx context.Context, conn *pgx.Conn, fence string) error {
-	pause := snapshotRetryMin
+	pause := snapshotRetryFirst
 	for {
 		var ended bool
 		if err := conn.QueryRow(ctx, snapshotEndedSQL, fence).Scan(&ended); err != nil || ended {
@@ -227,7 +227,7 @@ func waitEnded(ctx context.Context, conn *pgx.Conn, fence string) error {
 		if err := sleep(ctx, pause); err != nil {
 			return err
 		}
-		pause = min(2*pause, snapshotRetryMax)
+		pause = min(2*pause, snapshotRetryLongest)
 	}
 }
 
