@@ -19,10 +19,12 @@ import (
 // The change feed, GET /plants/changes: the store's change log (see
 // changes.ChangeLog) from a cursor on, as pages (optionally waiting for the
 // next change: a long poll) or as a stream of server-sent events
-// (feedstream.go). A follower lists the plants, taking the listing's
-// Plantstore-Changes-Cursor, then follows from that cursor: it misses
-// nothing and never needs to list again unless its cursor falls out of the
-// log's retention window (410).
+// (feedstream.go). A follower starts with a snapshot of the plants and
+// follows on from its end in the same call (snapshot=true,
+// feedsnapshot.go), or lists the plants, taking the listing's
+// Plantstore-Changes-Cursor, then follows from that cursor: either way it
+// misses nothing and never needs to start again unless its cursor falls
+// out of the log's retention window (410).
 
 // Limits of the feed's query. A page holds as many changes as a listing
 // page holds plants (the limit parses as list's does), and a long poll
