@@ -34,9 +34,12 @@ for run in first resumed; do
 	echo "$run: $n plants in $(echo "$end - $start" | bc) s, $(echo "$n / ($end - $start)" | bc) plants/s"
 done
 start=$(date +%s.%N)
+# The stream goes on after snapshot-end: the time is taken once sed has
+# seen it (curl itself ends only at its next write, a heartbeat later).
 got=$(curl -sN -H "Authorization: Bearer $token" -H 'Accept: text/event-stream' \
-	"http://$addr/plants/changes?snapshot=true&limit=1000" | sed '/^event: snapshot-end/q' | grep -c '^event: plant.created' || true)
-end=$(date +%s.%N)
+	"http://$addr/plants/changes?snapshot=true&limit=1000" | sed '/^event: snapshot-end/q' |
+	{ grep -c '^event: plant.created' || true; date +%s.%N >"$dir/snapshot-end"; })
+end=$(cat "$dir/snapshot-end")
 echo "snapshot: $got plants in $(echo "$end - $start" | bc) s, $(echo "$got / ($end - $start)" | bc) plants/s"
 if [ "$store" = postgres ]; then
 	seq 1 "$n" | awk '{ printf "%.0f\tplant number %d\tt%d\n", $1*7919-500000000, $1, $1%50 }' >"$dir/plants.tsv"
