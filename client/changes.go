@@ -28,6 +28,10 @@ type Change struct {
 	Time time.Time
 	// Plant is the plant as the change left it; nil for plant.deleted.
 	Plant *Plant
+	// Snapshot marks a plant of a snapshot (ChangesOptions.Snapshot): a
+	// synthetic plant.created of the snapshot's version, timed when the
+	// snapshot read it.
+	Snapshot bool
 }
 
 // Change types.
@@ -55,6 +59,12 @@ type ChangesOptions struct {
 	// Types, unless empty, keeps the changes of these types (PlantCreated,
 	// PlantUpdated, PlantDeleted), each at most once.
 	Types []string
+	// Snapshot, with no cursor to start after, starts with a snapshot:
+	// every current plant (of Tag) as a plant.created marked Snapshot,
+	// then the changes after it, none missed and none given twice. The
+	// cursors of its plants resume the snapshot. With Types, PlantCreated
+	// must be among them.
+	Snapshot bool
 }
 
 // Defaults of ChangesOptions.
@@ -103,7 +113,11 @@ func (c *Client) Changes(ctx context.Context, after string, opts ChangesOptions)
 	return func(yield func(Change, error) bool) {
 		cursor := after
 		for failures := 0; ; {
-			changes, next, retryAfter, err := c.changesPage(ctx, cursor, params, wait)
+			params.Snapshot = nil
+			if opts.Snapshot && cursor == "" {
+				params.Snapshot = new(true) // the first page; the next ones go on from its next
+			}
+			changes, next, _, retryAfter, err := c.changesPage(ctx, cursor, params, wait)
 			if err != nil {
 				if ctx.Err() != nil {
 					yield(Change{}, ctx.Err())
@@ -137,8 +151,9 @@ func (c *Client) Changes(ctx context.Context, after string, opts ChangesOptions)
 
 // changesPage asks for one page after cursor, waiting up to wait. It uses
 // the client without its request timeout (a long poll outlasts it), bound
-// by a timeout of its own.
-func (c *Client) changesPage(ctx context.Context, cursor string, params gen.ListChangesParams, wait time.Duration) (changes []Change, next, retryAfter string, err error) {
+// by a timeout of its own. snapshot is the page's snapshot field: "" for
+// a page of no snapshot (or of a server that reads none).
+func (c *Client) changesPage(ctx context.Context, cursor string, params gen.ListChangesParams, wait time.Duration) (changes []Change, next, snapshot, retryAfter string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait+changesAnswerMargin)
 	defer cancel()
 	if cursor != "" {
@@ -146,24 +161,27 @@ func (c *Client) changesPage(ctx context.Context, cursor string, params gen.List
 	}
 	resp, err := (&gen.ClientWithResponses{ClientInterface: c.stream}).ListChangesWithResponse(ctx, &params)
 	if err != nil { // no answer, a body cut off, or not the JSON it claims to be: all may pass
-		return nil, "", "", &transientError{err}
+		return nil, "", "", "", &transientError{err}
 	}
 	_, retryAfter, err = answer(resp.HTTPResponse, resp.Body, http.StatusOK)
 	if err != nil {
-		return nil, "", retryAfter, err
+		return nil, "", "", retryAfter, err
 	}
 	if resp.JSON200 == nil {
-		return nil, "", "", &transientError{errors.New("client: the change feed answered 200 without a JSON page (Content-Type " + resp.HTTPResponse.Header.Get("Content-Type") + ")")}
+		return nil, "", "", "", &transientError{errors.New("client: the change feed answered 200 without a JSON page (Content-Type " + resp.HTTPResponse.Header.Get("Content-Type") + ")")}
 	}
 	page := resp.JSON200
 	changes = make([]Change, len(page.Changes))
 	for i, ch := range page.Changes {
-		changes[i] = Change{Cursor: ch.Cursor, Type: string(ch.Type), ID: ch.Id, Version: ch.Version, Time: ch.Timestamp}
+		changes[i] = Change{Cursor: ch.Cursor, Type: string(ch.Type), ID: ch.Id, Version: ch.Version, Time: ch.Timestamp, Snapshot: ch.Snapshot != nil && *ch.Snapshot}
 		if p := ch.Plant; p != nil {
 			changes[i].Plant = &Plant{ID: p.Id, Name: p.Name, Tag: p.Tag}
 		}
 	}
-	return changes, page.Next, "", nil
+	if page.Snapshot != nil {
+		snapshot = string(*page.Snapshot)
+	}
+	return changes, page.Next, snapshot, "", nil
 }
 
 // transientError is a failure that asking again may cure, though it is not

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"maps"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/plantstore/plantstore/client/internal/gen"
 )
 
 // EventKind says what a follower does with an Event.
@@ -21,10 +25,11 @@ const (
 	// drop it. Only its ID is set.
 	Removed
 	// InSync: the copy, with every event before applied, holds what a
-	// listing read: after the first listing and after each start over. A
-	// listing reads page after page, so while writers run it may mix
-	// moments; the changes that follow (from the listing's first cursor)
-	// bring the copy up to date.
+	// snapshot (or a listing) read: after the first one and after each
+	// start over. A snapshot's copy is the store's as of one moment, its
+	// end; a listing (from a server without snapshots) reads page after
+	// page, so while writers run it may mix moments, and the changes that
+	// follow (from the listing's first cursor) bring the copy up to date.
 	InSync
 )
 
@@ -49,7 +54,8 @@ type Event struct {
 	// InSync).
 	Plant Plant
 	// Version is the change's version in the feed (greater for a later
-	// change of the plant); 0 for what a listing gave, which carries none.
+	// change of the plant), or the snapshot's for a plant a snapshot gave;
+	// 0 for what a listing gave, which carries none.
 	Version int64
 }
 
@@ -71,18 +77,20 @@ type FollowOptions struct {
 }
 
 // Follow keeps a copy of the plants (those with opts.Tag, when set) equal
-// to the store's, with no code of the caller's for recovery: it lists the
-// plants, yielding each as Added and then InSync, and follows the change
-// feed from the listing's cursor (so nothing committed between the two is
-// missed), yielding each change as Added, Changed or Removed. When the
-// feed refuses its cursor as gone (ErrCursorGone: the follower fell
-// behind the server's retention, or the store was restored), it starts
-// over by itself: it lists again and yields only the difference from what
-// it yielded before, then InSync again. A caller that applies every event
+// to the store's, with no code of the caller's for recovery: it reads a
+// snapshot of the plants from the change feed (snapshot=true), yielding
+// each as Added and then InSync, and follows the feed from the snapshot's
+// end (so nothing committed between the two is missed, and nothing is
+// given twice), yielding each change as Added, Changed or Removed. From a
+// server without snapshots it lists the plants instead and follows from
+// the listing's cursor; so it does with Types that leave out
+// PlantCreated, the type a snapshot's plants are given as. When the feed
+// refuses its cursor as gone (ErrCursorGone: the follower fell behind the
+// server's retention, or the store was restored), it starts over by
+// itself: it reads a snapshot again and yields only the difference from
+// what it yielded before, then InSync again. A caller that applies every event
 // to its copy holds, at each InSync, what the listing read, and with the
-// changes that follow, what the store holds: the feed starts at the
-// listing's first cursor, so every change made while the listing ran is
-// given after it.
+// changes that follow, what the store holds.
 //
 // Follow ends when the caller stops, ctx ends (its error is yielded) or
 // the server refuses for good (a token without plants:read, a bad filter:
@@ -140,35 +148,22 @@ func apply(held map[int64]Plant, ch Change) (Event, bool) {
 	return Event{Kind: kind, Plant: *ch.Plant, Version: ch.Version}, true
 }
 
-// resync lists the plants and yields what differs from held (every plant
-// at the start), updating held, then InSync; it returns the feed's cursor
-// taken before the listing, false when iteration is over.
+// resync reads the plants (a snapshot, else a listing) and yields what
+// differs from held (every plant at the start), updating held, then
+// InSync; it returns the feed's cursor to follow from, false when
+// iteration is over.
 func (c *Client) resync(ctx context.Context, opts FollowOptions, held map[int64]Plant, yield func(Event, error) bool) (string, bool) {
-	listed := map[int64]Plant{}
-	var order []int64
-	cursor := ""
-	next := &ListOptions{Limit: 1000, Tag: opts.Tag}
-	for first := true; next != nil; first = false {
-		page, err := c.List(ctx, *next)
-		if err != nil {
-			if ctx.Err() != nil {
-				err = ctx.Err()
-			}
-			yield(Event{}, err)
-			return "", false
+	listed, versions, cursor, err := c.readSnapshot(ctx, opts)
+	if errors.Is(err, errNoSnapshot) {
+		versions = nil
+		listed, cursor, err = c.listAll(ctx, opts)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
 		}
-		if first {
-			if page.ChangesCursor == "" {
-				yield(Event{}, errors.New("client: the server has no change feed (its listing carries no Plantstore-Changes-Cursor)"))
-				return "", false
-			}
-			cursor = page.ChangesCursor
-		}
-		for _, p := range page.Plants {
-			listed[p.ID] = p
-			order = append(order, p.ID)
-		}
-		next = page.Next
+		yield(Event{}, err)
+		return "", false
 	}
 	gone := make([]int64, 0)
 	for id := range held {
@@ -183,7 +178,7 @@ func (c *Client) resync(ctx context.Context, opts FollowOptions, held map[int64]
 			return "", false
 		}
 	}
-	for _, id := range order {
+	for _, id := range slices.Sorted(maps.Keys(listed)) {
 		p := listed[id]
 		old, ok := held[id]
 		if ok && samePlant(old, p) {
@@ -194,7 +189,7 @@ func (c *Client) resync(ctx context.Context, opts FollowOptions, held map[int64]
 		if ok {
 			kind = Changed
 		}
-		if !yield(Event{Kind: kind, Plant: p}, nil) {
+		if !yield(Event{Kind: kind, Plant: p, Version: versions[id]}, nil) {
 			return "", false
 		}
 	}
@@ -202,6 +197,109 @@ func (c *Client) resync(ctx context.Context, opts FollowOptions, held map[int64]
 		return "", false
 	}
 	return cursor, true
+}
+
+// errNoSnapshot says the server reads no snapshot (its first page says
+// nothing of one), or Follow's types leave out the snapshot's plants.
+var errNoSnapshot = errors.New("client: no snapshot")
+
+// readSnapshot reads a snapshot of the plants (of opts.Tag) to its end,
+// page by page, applying each item to a copy built from nothing, and
+// returns the copy, each plant's version, and the cursor the feed goes on
+// from. A snapshot whose cursor is gone (it outlasted the retention) is
+// read again from its start; failures that may pass are retried.
+func (c *Client) readSnapshot(ctx context.Context, opts FollowOptions) (map[int64]Plant, map[int64]int64, string, error) {
+	if len(opts.Types) != 0 && !slices.Contains(opts.Types, PlantCreated) {
+		return nil, nil, "", errNoSnapshot
+	}
+	params := gen.ListChangesParams{Tag: opts.Tag, Limit: new(int32(1000))}
+	if opts.Limit != 0 {
+		params.Limit = new(int32(min(opts.Limit, 1<<30))) //nolint:gosec // G115: clamped
+	}
+	if len(opts.Types) != 0 {
+		params.Types = new(strings.Join(opts.Types, ","))
+	}
+	backoff := retryPolicy{first: c.retries.first, max: opts.MaxBackoff}
+	if backoff.max <= 0 {
+		backoff.max = DefaultChangesMaxBackoff
+	}
+	if backoff.first <= 0 {
+		backoff.first = defaultRetries.first
+	}
+	listed, versions := map[int64]Plant{}, map[int64]int64{}
+	cursor := ""
+	for failures := 0; ; {
+		if cursor == "" {
+			params.Snapshot = new(true)
+			clear(listed)
+			clear(versions)
+		} else {
+			params.Snapshot = nil
+		}
+		changes, next, state, retryAfter, err := c.changesPage(ctx, cursor, params, 0)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrCursorGone) && cursor != "":
+			cursor = "" // start the snapshot again
+			continue
+		case ctx.Err() != nil:
+			return nil, nil, "", ctx.Err()
+		case !transient(err):
+			return nil, nil, "", err
+		default:
+			pause := backoff.backoff(failures)
+			if d, ok := parseRetryAfter(retryAfter, time.Now()); ok {
+				pause = d
+			}
+			failures++
+			if !sleep(ctx, pause) {
+				return nil, nil, "", ctx.Err()
+			}
+			continue
+		}
+		failures = 0
+		if state == "" {
+			return nil, nil, "", errNoSnapshot
+		}
+		for _, ch := range changes {
+			if ch.Type == PlantDeleted || ch.Plant == nil {
+				delete(listed, ch.ID)
+				delete(versions, ch.ID)
+			} else {
+				listed[ch.ID] = *ch.Plant
+				versions[ch.ID] = ch.Version
+			}
+		}
+		cursor = next
+		if state == string(gen.Complete) {
+			return listed, versions, cursor, nil
+		}
+	}
+}
+
+// listAll lists the plants (of opts.Tag) and returns them with the feed's
+// cursor taken before the listing's first page.
+func (c *Client) listAll(ctx context.Context, opts FollowOptions) (map[int64]Plant, string, error) {
+	listed := map[int64]Plant{}
+	cursor := ""
+	next := &ListOptions{Limit: 1000, Tag: opts.Tag}
+	for first := true; next != nil; first = false {
+		page, err := c.List(ctx, *next)
+		if err != nil {
+			return nil, "", err
+		}
+		if first {
+			if page.ChangesCursor == "" {
+				return nil, "", errors.New("client: the server has no change feed (its listing carries no Plantstore-Changes-Cursor)")
+			}
+			cursor = page.ChangesCursor
+		}
+		for _, p := range page.Plants {
+			listed[p.ID] = p
+		}
+		next = page.Next
+	}
+	return listed, cursor, nil
 }
 
 func samePlant(a, b Plant) bool {

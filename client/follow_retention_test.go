@@ -64,9 +64,10 @@ var retainedStores = map[string]func(t *testing.T) retainedStore{
 // TestFollowStartsOverWhenTheRetentionTookItsCursor: on memory and bolt,
 // with the retention at its minimum and the store's own pruner, a
 // follower away for two minutes comes back to a gone cursor and Follow
-// starts over by itself (the events after the prune come from a listing,
-// with no version); the caller, applying events and nothing else, ends
-// with a copy equal to the store and keeps following.
+// starts over by itself (the events after the prune come from a new
+// snapshot, with its version, but for a removal, which the snapshot shows
+// by a plant's absence and carries none); the caller, applying events and
+// nothing else, ends with a copy equal to the store and keeps following.
 func TestFollowStartsOverWhenTheRetentionTookItsCursor(t *testing.T) {
 	for name, open := range retainedStores {
 		t.Run(name, func(t *testing.T) {
@@ -97,16 +98,16 @@ func TestFollowStartsOverWhenTheRetentionTookItsCursor(t *testing.T) {
 					return func() error { return store.plants.Replace(ctx, plant.Plant{ID: id, Name: name, Tag: &tag}, nil) }
 				}
 				remove := func(id int64) func() error { return func() error { return store.plants.Delete(ctx, id) } }
-				// A listing's event carries no version, the feed's its own:
-				// the events say which gave them.
+				// A removal found by a start over carries no version; the
+				// snapshot's and the feed's events carry one.
 				take := func(f *follower, n int) []string {
 					t.Helper()
 					got := f.take(t, n)
 					for i, ev := range got {
 						if v := strings.LastIndex(ev, " v"); v >= 0 && ev[v:] == " v0" {
-							got[i] = ev[:v] + " (listing)"
+							got[i] = ev[:v] + " (no version)"
 						} else if v >= 0 {
-							got[i] = ev[:v] + " (feed)"
+							got[i] = ev[:v] + " (versioned)"
 						}
 					}
 					return got
@@ -114,20 +115,20 @@ func TestFollowStartsOverWhenTheRetentionTookItsCursor(t *testing.T) {
 
 				do(create(1, "fern"), create(2, "ivy"), create(3, "moss"))
 				f := startFollow(t, c, FollowOptions{Wait: 30 * time.Second})
-				wantEvents(t, take(f, 4), `added 1 "fern" untagged (listing)`, `added 2 "ivy" untagged (listing)`, `added 3 "moss" untagged (listing)`, "in sync")
+				wantEvents(t, take(f, 4), `added 1 "fern" untagged (versioned)`, `added 2 "ivy" untagged (versioned)`, `added 3 "moss" untagged (versioned)`, "in sync")
 				do(update(3, "moss", "shade"))
-				wantEvents(t, take(f, 1), `changed 3 "moss" tag "shade" (feed)`)
+				wantEvents(t, take(f, 1), `changed 3 "moss" tag "shade" (versioned)`)
 
 				// Away for twice the retention, while the plants change.
 				do(remove(2), update(1, "fern", "sun"), create(4, "sage"))
 				time.Sleep(2 * time.Minute)
 				do(create(5, "rue"))
-				wantEvents(t, take(f, 5), `removed 2 (listing)`, `changed 1 "fern" tag "sun" (listing)`,
-					`added 4 "sage" untagged (listing)`, `added 5 "rue" untagged (listing)`, "in sync")
+				wantEvents(t, take(f, 5), `removed 2 (no version)`, `changed 1 "fern" tag "sun" (versioned)`,
+					`added 4 "sage" untagged (versioned)`, `added 5 "rue" untagged (versioned)`, "in sync")
 				sameAsStore(t, c, f.mirror, nil)
 
 				do(remove(4))
-				wantEvents(t, take(f, 1), `removed 4 (feed)`)
+				wantEvents(t, take(f, 1), `removed 4 (versioned)`)
 				sameAsStore(t, c, f.mirror, nil)
 			})
 		})

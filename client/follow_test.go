@@ -97,8 +97,9 @@ func remove(id int64) func(context.Context, *memstore.Store) error {
 	return func(ctx context.Context, s *memstore.Store) error { return s.Delete(ctx, id) }
 }
 
-// TestFollowStartsOverWhenTheCursorIsGone: Follow lists, follows, and when
-// the log is pruned past its cursor lists again by itself, handing over
+// TestFollowStartsOverWhenTheCursorIsGone: Follow reads a snapshot (its
+// plants carry the snapshot's version), follows, and when the log is
+// pruned past its cursor reads a snapshot again by itself, handing over
 // only what changed since its last view; the caller's copy, applying
 // events and nothing else, ends equal to the store and keeps following.
 func TestFollowStartsOverWhenTheCursorIsGone(t *testing.T) {
@@ -111,7 +112,7 @@ func TestFollowStartsOverWhenTheCursorIsGone(t *testing.T) {
 	}
 	f := startFollow(t, c, FollowOptions{Wait: 2 * time.Second})
 	wantEvents(t, f.take(t, 4),
-		`added 1 "fern" untagged v0`, `added 2 "ivy" untagged v0`, `added 3 "moss" untagged v0`, "in sync")
+		`added 1 "fern" untagged v3`, `added 2 "ivy" untagged v3`, `added 3 "moss" untagged v3`, "in sync")
 
 	write(t, store, replace(3, "moss", plant.StringPtr("shade")))
 	wantEvents(t, f.take(t, 1), `changed 3 "moss" tag "shade" v4`)
@@ -123,7 +124,7 @@ func TestFollowStartsOverWhenTheCursorIsGone(t *testing.T) {
 	}
 	write(t, store, create(5, "rue"))
 	wantEvents(t, f.take(t, 5),
-		`removed 2 v0`, `changed 1 "fern" tag "sun" v0`, `added 4 "sage" untagged v0`, `added 5 "rue" untagged v0`, "in sync")
+		`removed 2 v0`, `changed 1 "fern" tag "sun" v8`, `added 4 "sage" untagged v8`, `added 5 "rue" untagged v8`, "in sync")
 	sameAsStore(t, c, f.mirror, nil)
 
 	write(t, store, remove(4))
@@ -150,7 +151,7 @@ func TestFollowTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := startFollow(t, c, FollowOptions{Tag: green, Wait: 2 * time.Second})
-	wantEvents(t, f.take(t, 2), `added 1 "fern" tag "green" v0`, "in sync")
+	wantEvents(t, f.take(t, 2), `added 1 "fern" tag "green" v2`, "in sync")
 
 	write(t, store, replace(2, "ivy", green), replace(1, "fern", red), create(3, "moss"),
 		replace(2, "ivy 2", green), remove(3), remove(2), replace(1, "fern", green))
@@ -186,4 +187,80 @@ func TestFollowEndsOnARefusal(t *testing.T) {
 	if apiErr.Message != `query parameter "types" must list event types from plant.created, plant.updated, plant.deleted, comma-separated, not "plant.eaten"` {
 		t.Fatalf("message %q", apiErr.Message)
 	}
+}
+
+// TestFollowListsWhenTheTypesLeaveOutCreates: a snapshot gives its plants
+// as plant.created, so a follower of other types lists the plants instead
+// (they carry no version) and follows from the listing's cursor.
+func TestFollowListsWhenTheTypesLeaveOutCreates(t *testing.T) {
+	store := memstore.New()
+	write(t, store, create(1, "fern"), create(2, "ivy"))
+	srv := newFeedServer(t, store, nil)
+	c, err := New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := startFollow(t, c, FollowOptions{Types: []string{PlantUpdated, PlantDeleted}, Wait: 2 * time.Second})
+	wantEvents(t, f.take(t, 3), `added 1 "fern" untagged v0`, `added 2 "ivy" untagged v0`, "in sync")
+	write(t, store, create(3, "moss"), remove(1))
+	wantEvents(t, f.take(t, 1), `removed 1 v4`)
+}
+
+// TestFollowSnapshotOfManyPages: a snapshot of more plants than a page,
+// read while a writer changes plants already given and plants still to
+// come, ends with a copy equal to the store, and each plant's versions
+// increase as Follow hands them over.
+func TestFollowSnapshotOfManyPages(t *testing.T) {
+	store := memstore.New()
+	for id := range int64(40) {
+		write(t, store, create(id, "seed"))
+	}
+	srv := newFeedServer(t, store, nil)
+	c, err := New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id := int64(i*7) % 40
+			_ = store.Replace(context.Background(), plant.Plant{ID: id, Name: fmt.Sprintf("w%d", i)}, nil)
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mirror, versions := map[int64]Plant{}, map[int64]int64{}
+	synced := false
+	for ev, err := range c.Follow(ctx, FollowOptions{Limit: 3, Wait: time.Second}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == InSync {
+			if synced {
+				t.Fatal("a second InSync with no start over due")
+			}
+			synced = true
+			close(stop)
+			<-done
+			write(t, store, create(1000, "last")) // the end of the changes to follow
+			continue
+		}
+		if v, ok := versions[ev.Plant.ID]; ok && ev.Version <= v {
+			t.Fatalf("%s after version %d", describe(ev), v)
+		}
+		versions[ev.Plant.ID] = ev.Version
+		mirror[ev.Plant.ID] = ev.Plant
+		if ev.Plant.ID == 1000 {
+			break
+		}
+	}
+	sameAsStore(t, c, mirror, nil)
 }

@@ -216,8 +216,8 @@ func TestFollowStartsOverAfterAPrune(t *testing.T) {
 	remove := func(id int64) func() error { return func() error { return w.Delete(ctx, id, "") } }
 
 	write(create(1, "fern"), create(2, "ivy"), create(3, "moss"))
-	// Once the reader's feed shows them, its listing's cursor is past
-	// them, and the feed does not give them again after the listing.
+	// Once the reader's feed shows them, its snapshot's end is past them,
+	// and the feed does not give them again after the snapshot.
 	shownAfter(t, reader, "", 3)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	next, stop := iter.Pull2(c.Follow(followCtx, client.FollowOptions{Wait: 2 * time.Second}))
@@ -237,10 +237,11 @@ func TestFollowStartsOverAfterAPrune(t *testing.T) {
 			case client.Removed:
 				delete(mirror, ev.Plant.ID)
 			}
-			// A listing's event carries no version (0), the feed's one.
-			from := "feed"
+			// A removal found by a start over carries no version (0); the
+			// snapshot's and the feed's events carry one.
+			from := "versioned"
 			if ev.Version == 0 {
-				from = "listing"
+				from = "no version"
 			}
 			switch ev.Kind {
 			case client.InSync:
@@ -259,9 +260,9 @@ func TestFollowStartsOverAfterAPrune(t *testing.T) {
 			t.Fatalf("events\n%q\nwant\n%q", got, want)
 		}
 	}
-	want(take(4), "added 1 fern false (listing)", "added 2 ivy false (listing)", "added 3 moss false (listing)", "in sync")
+	want(take(4), "added 1 fern false (versioned)", "added 2 ivy false (versioned)", "added 3 moss false (versioned)", "in sync")
 	write(update(3, "moss", "shade"))
-	want(take(1), "changed 3 moss true (feed)")
+	want(take(1), "changed 3 moss true (versioned)")
 
 	// While the follower is away, the retention takes what it has not read.
 	write(remove(2), update(1, "fern", "sun"), create(4, "sage"))
@@ -269,7 +270,7 @@ func TestFollowStartsOverAfterAPrune(t *testing.T) {
 	pruned := headOf(t, reader) // an empty log's head: the newest change pruned
 	write(create(5, "rue"))
 	shownAfter(t, reader, pruned, 1)
-	want(take(5), "removed 2 (listing)", "changed 1 fern true (listing)", "added 4 sage false (listing)", "added 5 rue false (listing)", "in sync")
+	want(take(5), "removed 2 (no version)", "changed 1 fern true (versioned)", "added 4 sage false (versioned)", "added 5 rue false (versioned)", "in sync")
 	var store []client.Plant
 	for p, err := range c.All(ctx, client.ListOptions{}) {
 		if err != nil {
@@ -286,5 +287,5 @@ func TestFollowStartsOverAfterAPrune(t *testing.T) {
 		}
 	}
 	write(remove(4))
-	want(take(1), "removed 4 (feed)")
+	want(take(1), "removed 4 (versioned)")
 }

@@ -73,6 +73,7 @@ type plantsFlags struct {
 	after              string        // watch
 	wait               time.Duration // watch
 	types              string        // watch
+	snapshot           bool          // watch
 }
 
 // newPlantsFlags defines the flags of `plantstore plants verb`; nil for an
@@ -103,6 +104,7 @@ func newPlantsFlags(verb string, getenv func(string) string) (*flag.FlagSet, *pl
 		fs.DurationVar(&f.wait, "wait", client.DefaultChangesWait, "how long each request waits for a change (at most 60s)")
 		fs.StringVar(&f.tag, "tag", "", "only the changes of the plants with exactly this tag (one leaving it comes as plant.deleted)")
 		fs.StringVar(&f.types, "types", "", "only the changes of these types, comma-separated: plant.created, plant.updated, plant.deleted")
+		fs.BoolVar(&f.snapshot, "snapshot", false, "first every current plant (of --tag) as plant.created, then the changes")
 	}
 	f.register(fs, getenv)
 	switch verb {
@@ -165,7 +167,7 @@ func runPlants(ctx context.Context, args []string, stdio IO) int {
 		if err != nil {
 			return usageError(stdio.Stderr, cmd, err)
 		}
-		opts := client.ChangesOptions{Wait: f.wait, Tag: tagPtr, Types: types}
+		opts := client.ChangesOptions{Wait: f.wait, Tag: tagPtr, Types: types, Snapshot: f.snapshot}
 		return done(stdio, cmd, watch(ctx, api, f.after, opts, stdio.Stdout))
 	}
 	if verb == "list" {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -232,6 +233,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		"--types plant.created,":              `--types "plant.created,": "" is not one of plant.created, plant.updated, plant.deleted`,
 		"--types plant.deleted,plant.deleted": `--types "plant.deleted,plant.deleted": plant.deleted given twice`,
 		"--tag=":                              "--tag '': want a tag (the feed follows no empty tag)",
+		"--snapshot --after AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA": "--snapshot and --after: a snapshot starts from the current plants; resume one with --after alone",
+		"--snapshot --types plant.deleted":                    `--snapshot with --types "plant.deleted": a snapshot's plants are plant.created lines; list that type`,
 	} {
 		var stdout, stderr bytes.Buffer
 		full := append([]string{"watch", "--url", "http://127.0.0.1:1", "--token", "secret-token"}, strings.Fields(args)...)
@@ -239,5 +242,46 @@ func TestWatchUsageErrors(t *testing.T) {
 		if want := "plantstore plants watch: " + msg + "\n"; code != 2 || stdout.Len() != 0 || stderr.String() != want {
 			t.Errorf("watch %s = exit %d, stdout %q, stderr %q; want 2 and %q", args, code, stdout.String(), stderr.String(), want)
 		}
+	}
+}
+
+// TestWatchSnapshot: --snapshot prints every current plant (of --tag) as a
+// plant.created line marked "snapshot":true, at the snapshot's version,
+// then the changes from there on.
+func TestWatchSnapshot(t *testing.T) {
+	store := memstore.New()
+	ctx := context.Background()
+	x := plant.StringPtr("x")
+	for _, p := range []plant.Plant{{ID: 1, Name: "fern", Tag: x}, {ID: 2, Name: "ivy"}, {ID: 3, Name: "moss", Tag: x}} {
+		if _, err := store.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, polled := newWatchServer(t, store)
+	w := startWatch(t, srv, "--wait", "2s", "--tag", "x", "--snapshot")
+	for _, want := range []string{
+		`{"cursor":"%s","type":"plant.created","id":1,"version":3,"timestamp":"%s","plant":{"id":1,"name":"fern","tag":"x"},"snapshot":true}` + "\n",
+		`{"cursor":"%s","type":"plant.created","id":3,"version":3,"timestamp":"%s","plant":{"id":3,"name":"moss","tag":"x"},"snapshot":true}` + "\n",
+	} {
+		got := w.next(t)
+		var line struct{ Cursor, Timestamp string }
+		if err := json.Unmarshal([]byte(got), &line); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(want, line.Cursor, line.Timestamp); got != want || len(line.Cursor) != 55 {
+			t.Fatalf("printed %q, want %q with a snapshot's cursor", got, want)
+		}
+	}
+	<-polled
+	if _, err := store.Create(ctx, plant.Plant{ID: 4, Name: "sage", Tag: x}); err != nil {
+		t.Fatal(err)
+	}
+	all := wantLines(t, srv, changes.Cursor{History: store.History()})
+	if got := w.next(t); got != all[3] {
+		t.Fatalf("then printed %q, want %q", got, all[3])
+	}
+	w.stop()
+	if code := <-w.ended; code != 0 || w.stderr.String() != "" {
+		t.Fatalf("interrupted: exit %d, stderr %q; want 0 and nothing", code, w.stderr)
 	}
 }

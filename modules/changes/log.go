@@ -67,6 +67,9 @@ type ChangeLog interface {
 	// removed, and none after it was (so Head stays a cursor to follow from
 	// when every change was removed).
 	PruneChanges(ctx context.Context, before time.Time) (int, error)
+	// Snapshotter reads the plants as a position of this log left them:
+	// the change feed's snapshot, then the changes after it.
+	Snapshotter
 }
 
 // PruneInterval is how often a store prunes what it keeps for a retention:

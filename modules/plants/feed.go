@@ -19,10 +19,12 @@ import (
 // The change feed, GET /plants/changes: the store's change log (see
 // changes.ChangeLog) from a cursor on, as pages (optionally waiting for the
 // next change: a long poll) or as a stream of server-sent events
-// (feedstream.go). A follower lists the plants, taking the listing's
-// Plantstore-Changes-Cursor, then follows from that cursor: it misses
-// nothing and never needs to list again unless its cursor falls out of the
-// log's retention window (410).
+// (feedstream.go). A follower starts with a snapshot of the plants and
+// follows on from its end in the same call (snapshot=true,
+// feedsnapshot.go), or lists the plants, taking the listing's
+// Plantstore-Changes-Cursor, then follows from that cursor: either way it
+// misses nothing and never needs to start again unless its cursor falls
+// out of the log's retention window (410).
 
 // Limits of the feed's query. A page holds as many changes as a listing
 // page holds plants (the limit parses as list's does), and a long poll
@@ -115,6 +117,10 @@ type changesQuery struct {
 	limit  int
 	wait   time.Duration
 	filter changes.Filter
+	// snapshot: snapshot=true, a snapshot from its start; resume: the
+	// after is a snapshot's cursor, a snapshot to go on with.
+	snapshot bool
+	resume   *snapshotCursor
 }
 
 // serve handles GET /plants/changes.
@@ -146,6 +152,10 @@ func (f *Feed) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if stream {
 		f.stream(w, r, q)
+		return
+	}
+	if q.snapshot || q.resume != nil {
+		f.snapshotPage(w, r, q)
 		return
 	}
 	f.poll(w, r, q)
@@ -311,8 +321,14 @@ func writeChangePage(w http.ResponseWriter, records []changes.Record, next chang
 // appendChange appends one change: {"cursor","type","id","version",
 // "timestamp","plant"}, the plant as stored, omitted for a deletion.
 func appendChange(b []byte, rec changes.Record) []byte {
+	return appendChangeAt(b, EncodeCursor(rec.Cursor), rec, false)
+}
+
+// appendChangeAt appends a change whose cursor's text is cursor; a plant
+// of a snapshot (synthetic) carries "snapshot":true after the plant.
+func appendChangeAt(b []byte, cursor string, rec changes.Record, synthetic bool) []byte {
 	b = append(b, `{"cursor":"`...)
-	b = append(b, EncodeCursor(rec.Cursor)...)
+	b = append(b, cursor...)
 	b = append(b, `","type":"`...)
 	b = append(b, rec.Kind.String()...)
 	b = append(b, `","id":`...)
@@ -326,24 +342,41 @@ func appendChange(b []byte, rec changes.Record) []byte {
 		b = append(b, `,"plant":`...)
 		b = appendStoredPlant(b, rec.Plant)
 	}
+	if synthetic {
+		b = append(b, `,"snapshot":true`...)
+	}
 	return append(b, '}')
 }
 
-// parseChangesQuery reads after, limit, wait, tag and types from a raw
+// parseChangesQuery reads after, limit, wait, tag, types and snapshot from a raw
 // query string, as parseListQuery reads its parameters: other parameters
 // are ignored, a repeated one or a malformed value is a *badRequestError
 // naming it.
 func parseChangesQuery(raw string) (changesQuery, error) {
 	q := changesQuery{limit: defaultChangesLimit}
-	values, err := parseQuery(raw, "after", "limit", "wait", "tag", "types")
+	values, err := parseQuery(raw, "after", "limit", "wait", "tag", "types", "snapshot")
 	if err != nil {
 		return q, err
 	}
 	if v, ok := values["after"]; ok {
 		if v[0] == afterNow {
 			q.now = true
+		} else if c, ok := parseSnapshotCursor(v[0]); ok {
+			q.resume = &c
 		} else if q.after, err = ParseCursor(`query parameter "after"`, v[0]); err != nil {
 			return q, err
+		}
+	}
+	if v, ok := values["snapshot"]; ok {
+		switch v[0] {
+		case "true":
+			q.snapshot = true
+		case "false":
+		default:
+			return q, badRequest(`query parameter "snapshot" must be true or false, not ` + strconv.Quote(clip(v[0])))
+		}
+		if _, after := values["after"]; after && q.snapshot {
+			return q, badRequest(`query parameter "snapshot" starts a snapshot and takes no "after": a snapshot goes on from a page's "next" without snapshot=true`)
 		}
 	}
 	if v, ok := values["tag"]; ok {
@@ -366,6 +399,11 @@ func parseChangesQuery(raw string) (changesQuery, error) {
 	}
 	if v, ok := values["wait"]; ok {
 		if q.wait, err = parseWait(v[0]); err != nil {
+			return q, err
+		}
+	}
+	if q.snapshot || q.resume != nil {
+		if _, err := snapshotFrom(q, q.resume); err != nil {
 			return q, err
 		}
 	}

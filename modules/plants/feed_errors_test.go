@@ -38,6 +38,9 @@ func (l failingLog) Changes(context.Context, changes.Cursor, int) ([]changes.Rec
 }
 func (l failingLog) Head(context.Context) (changes.Cursor, error) { return changes.Cursor{}, l.err }
 func (failingLog) Wait() <-chan struct{}                          { return nil }
+func (l failingLog) Snapshot(context.Context, changes.SnapshotQuery) (changes.Snapshot, error) {
+	return changes.Snapshot{}, l.err
+}
 func (failingLog) PruneChanges(context.Context, time.Time) (int, error) {
 	return 0, errors.New("not pruned here")
 }

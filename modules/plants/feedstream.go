@@ -1,6 +1,7 @@
 package plants
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
@@ -43,15 +44,38 @@ func (f *Feed) stream(w http.ResponseWriter, r *http.Request, q changesQuery) {
 		httperr.Write(w, http.StatusBadRequest, `header "Last-Event-ID" is given `+strconv.Itoa(n)+" times; give it at most once")
 		return
 	}
+	resume := q.resume
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
-		var err error
-		if after, err = ParseCursor(`header "Last-Event-ID"`, id); err != nil {
+		// A reconnection goes on from its last event, in a snapshot or
+		// after it, whatever the query (an EventSource sends the same).
+		q.snapshot, resume = false, nil
+		if c, ok := parseSnapshotCursor(id); ok {
+			resume = &c
+		} else {
+			var err error
+			if after, err = ParseCursor(`header "Last-Event-ID"`, id); err != nil {
+				httperr.Write(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+	}
+	snapshotting := q.snapshot || resume != nil
+	var (
+		records []changes.Record
+		step    changes.SnapshotStep
+		err     error
+	)
+	wake := f.changes.Wait()
+	if snapshotting {
+		var from changes.SnapshotPosition
+		if from, err = snapshotFrom(q, resume); err != nil {
 			httperr.Write(w, http.StatusBadRequest, err.Error())
 			return
 		}
+		step, err = changes.ReadSnapshot(ctx, f.changes, from, q.filter, q.limit, time.Now())
+	} else {
+		records, err = f.changes.Changes(ctx, after, q.limit)
 	}
-	wake := f.changes.Wait()
-	records, err := f.changes.Changes(ctx, after, q.limit)
 	if err != nil {
 		f.readError(w, r, err)
 		return
@@ -74,6 +98,18 @@ func (f *Feed) stream(w http.ResponseWriter, r *http.Request, q changesQuery) {
 	defer heartbeat.Stop()
 	buf := getBuffer()
 	defer putBuffer(buf)
+	if snapshotting {
+		if after, err = f.streamSnapshot(r, q, step, send, buf); err == nil {
+			wake = f.changes.Wait()
+			records, err = f.changes.Changes(ctx, after, q.limit)
+		}
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, errStreamGone) {
+				f.logStreamEnd(r, err)
+			}
+			return
+		}
+	}
 	// A filtered stream reads past the changes its filter does not keep;
 	// sent is the cursor of its last event, and a bookmark tells the
 	// client when it has read further (so that a reconnection resumes
@@ -118,11 +154,7 @@ func (f *Feed) stream(w http.ResponseWriter, r *http.Request, q changesQuery) {
 		wake = f.changes.Wait()
 		if records, err = f.changes.Changes(ctx, after, q.limit); err != nil {
 			if ctx.Err() == nil {
-				level := zap.WarnLevel
-				if errors.Is(err, changes.ErrCursorGone) || errors.Is(err, changes.ErrCursorUnknown) {
-					level = zap.InfoLevel
-				}
-				f.log.Log(level, "change stream ended by a failed read; the client reconnects", requestFields(r, err)...)
+				f.logStreamEnd(r, err)
 			}
 			return
 		}
@@ -173,4 +205,49 @@ func appendBookmark(b []byte, c changes.Cursor) []byte {
 	b = append(b, "\nevent: bookmark\ndata: {\"cursor\":\""...)
 	b = append(b, cursor...)
 	return append(b, "\"}\n\n"...)
+}
+
+// logStreamEnd logs a stream ended by a failed read of the log.
+func (f *Feed) logStreamEnd(r *http.Request, err error) {
+	level := zap.WarnLevel
+	if errors.Is(err, changes.ErrCursorGone) || errors.Is(err, changes.ErrCursorUnknown) {
+		level = zap.InfoLevel
+	}
+	f.log.Log(level, "change stream ended by a failed read; the client reconnects", requestFields(r, err)...)
+}
+
+// errStreamGone says a stream's write failed: the client left.
+var errStreamGone = errors.New("the stream's client left")
+
+// streamSnapshot sends a snapshot's events from its first page (step) to
+// its end, then the snapshot-end event, and returns the cursor the stream
+// goes on from.
+func (f *Feed) streamSnapshot(r *http.Request, q changesQuery, step changes.SnapshotStep, send func([]byte) bool, buf *bytes.Buffer) (changes.Cursor, error) {
+	ctx := r.Context()
+	tag := digestTag(q.filter.Tag)
+	for {
+		buf.Reset()
+		for _, it := range step.Items {
+			buf.Write(appendSnapshotEvent(buf.AvailableBuffer(), it, tag))
+		}
+		if step.Done {
+			buf.Write(appendSnapshotEnd(buf.AvailableBuffer(), step.Next.Cursor))
+		}
+		if !send(buf.Bytes()) {
+			return changes.Cursor{}, errStreamGone
+		}
+		if step.Done {
+			break
+		}
+		select {
+		case <-f.stopping:
+			return changes.Cursor{}, errStreamGone
+		default:
+		}
+		var err error
+		if step, err = changes.ReadSnapshot(ctx, f.changes, step.Next, q.filter, q.limit, time.Now()); err != nil {
+			return changes.Cursor{}, err
+		}
+	}
+	return step.Next.Cursor, nil
 }

@@ -73,13 +73,13 @@ func (m *StoreMetrics) Instrument(store plant.Store, name string, tp trace.Trace
 }
 
 // InstrumentChanges wraps a store's change log as Instrument wraps the
-// store: the feed's reads ("changes") and the listings' reads of its head
-// ("changes_head") are timed under the store's name and are child spans of
-// a traced request. Wait only hands out a channel, and PruneChanges is the
+// store: the feed's reads ("changes"), the listings' reads of its head
+// ("changes_head") and the feed's snapshot pages ("changes_snapshot") are
+// timed under the store's name and are child spans of a traced request. Wait only hands out a channel, and PruneChanges is the
 // store's own pruner's call, never made through this: neither is timed.
 func (m *StoreMetrics) InstrumentChanges(log changes.ChangeLog, name string, tp trace.TracerProvider) changes.ChangeLog {
 	op := m.ops(name, tp)
-	return &instrumentedChangeLog{next: log, changes: op("changes"), head: op("changes_head")}
+	return &instrumentedChangeLog{next: log, changes: op("changes"), head: op("changes_head"), snapshot: op("changes_snapshot")}
 }
 
 // ops makes the instruments of the operations of the store name.
@@ -247,8 +247,14 @@ func (s *instrumentedBatchStore) CreateBatch(ctx context.Context, ps []plant.Pla
 }
 
 type instrumentedChangeLog struct {
-	next          changes.ChangeLog
-	changes, head *storeOp
+	next                    changes.ChangeLog
+	changes, head, snapshot *storeOp
+}
+
+func (l *instrumentedChangeLog) Snapshot(ctx context.Context, q changes.SnapshotQuery) (changes.Snapshot, error) {
+	return observe(ctx, l.snapshot, attribute.Int("plantstore.changes.limit", q.Limit), func(ctx context.Context) (changes.Snapshot, error) {
+		return l.next.Snapshot(ctx, q)
+	})
 }
 
 func (l *instrumentedChangeLog) Changes(ctx context.Context, after changes.Cursor, limit int) ([]changes.Record, error) {

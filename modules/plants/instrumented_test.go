@@ -191,7 +191,8 @@ func labelsAre(m *dto.Metric, want map[string]string) bool {
 // other calls are: a page is one "changes" read, a child span of its
 // request; a read after a pruned cursor is an answer (cursor_gone), not a
 // failure, and so is one after another store's (cursor_unknown); a
-// listing's read of the log's head is "changes_head".
+// listing's read of the log's head is "changes_head", a snapshot's page
+// "changes_snapshot".
 func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	rec := tracetest.NewSpanRecorder()
@@ -213,7 +214,7 @@ func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 			list = rt.Handler
 		}
 	}
-	for _, op := range []string{"changes", "changes_head"} {
+	for _, op := range []string{"changes", "changes_head", "changes_snapshot"} {
 		if n, ok := storeCount(t, reg, "memory", op, "ok"); !ok || n != 0 {
 			t.Errorf("before any read, %s/ok = %d (exported %v), want an exported 0", op, n, ok)
 		}
@@ -272,4 +273,17 @@ func TestFeedReadsAreTimedAndTraced(t *testing.T) {
 	if spans[6].Status().Code == codes.Error {
 		t.Error("another store's cursor marks the span as failed; it is an answer (410), not a failure")
 	}
+
+	// A snapshot's page is one "changes_snapshot" read (its first page
+	// reads no change).
+	rec = tracetest.NewSpanRecorder()
+	tp.RegisterSpanProcessor(rec)
+	get(feed, "/plants/changes?snapshot=true&limit=7", http.StatusOK)
+	if n, _ := storeCount(t, reg, "memory", "changes_snapshot", "ok"); n != 1 {
+		t.Errorf("changes_snapshot ok: %d reads, want 1", n)
+	}
+	if spans := rec.Ended(); len(spans) != 2 || spans[0].Name() != "store changes_snapshot" {
+		t.Fatalf("a snapshot's page: spans %v; want the read (store changes_snapshot) and its request", spans)
+	}
+	wantSpanAttrs(t, rec.Ended()[0], map[attribute.Key]any{"plantstore.store": "memory", "plantstore.changes.limit": int64(7), "plantstore.store.result": nil})
 }

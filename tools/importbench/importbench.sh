@@ -2,7 +2,9 @@
 # importbench.sh BINARY STORE N [IMPORT FLAGS...]: times `plantstore import`
 # of N new plants from a file into a fresh server of BINARY on STORE (bolt
 # or postgres), then the same import again
-# (every plant unchanged), and prints plants/s and wall time of each. For
+# (every plant unchanged), then a snapshot of the change feed
+# (GET /plants/changes?snapshot=true as a stream, in pages of 1000, read to
+# its snapshot-end event), and prints plants/s and wall time of each. For
 # postgres run it under tools/pgcluster, which sets PLANTSTORE_POSTGRES_URL
 # and the PG* variables: then the same rows are also loaded with psql's
 # \copy into a bare table (no index) and into one keyed by id as plants
@@ -31,6 +33,14 @@ for run in first resumed; do
 	end=$(date +%s.%N)
 	echo "$run: $n plants in $(echo "$end - $start" | bc) s, $(echo "$n / ($end - $start)" | bc) plants/s"
 done
+start=$(date +%s.%N)
+# The stream goes on after snapshot-end: the time is taken once sed has
+# seen it (curl itself ends only at its next write, a heartbeat later).
+got=$(curl -sN -H "Authorization: Bearer $token" -H 'Accept: text/event-stream' \
+	"http://$addr/plants/changes?snapshot=true&limit=1000" | sed '/^event: snapshot-end/q' |
+	{ grep -c '^event: plant.created' || true; date +%s.%N >"$dir/snapshot-end"; })
+end=$(cat "$dir/snapshot-end")
+echo "snapshot: $got plants in $(echo "$end - $start" | bc) s, $(echo "$got / ($end - $start)" | bc) plants/s"
 if [ "$store" = postgres ]; then
 	seq 1 "$n" | awk '{ printf "%.0f\tplant number %d\tt%d\n", $1*7919-500000000, $1, $1%50 }' >"$dir/plants.tsv"
 	for table in bare keyed; do

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# bench.sh: the postgres store's create path against pgbench running the
-# same single-row INSERT at the same concurrency on the same server. Rounds
-# alternate between the two so that a noisy machine weighs on both alike;
-# read the median ratio, not the absolute figures. floor_rps is compare.sh's
-# bare net/http server with a map: what HTTP alone allows on this machine.
+# bench.sh: the postgres store's create path against pgbench at the same
+# concurrency on the same server, running two scripts: insert.sql, the bare
+# single-row INSERT of a plant, and create.sql, the statement one create
+# sends the store (the plant, its head and its change-log row), so that
+# vs_insert reads "plantstore / the database inserting a row" and vs_same
+# "plantstore / the database doing a create's own work, one transaction
+# each". Rounds alternate between the three so that a noisy machine weighs
+# on all alike; read the median ratios, not the absolute figures.
+# floor_rps is compare.sh's bare net/http server with a map: what HTTP
+# alone allows on this machine.
 #
 # usage (from the project root; pgcluster starts and removes the server):
 #   go run ./tools/pgcluster -migrate -- tools/pgcluster/bench.sh [rounds] [connections] [seconds]
@@ -20,15 +25,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 # The store gets as many connections as pgbench has clients.
 export PLANTSTORE_POSTGRES_MAX_CONNS=${PLANTSTORE_POSTGRES_MAX_CONNS:-$conns}
 ports_free() { ! ss -ltn | awk '{print $4}' | grep -qE ':(18081|18082|19092)$'; }
-pgbench_cmd=(pgbench -n -c "$conns" -j 2 -T "$secs" -M prepared -f "$here/insert.sql")
-echo "pgbench command: ${pgbench_cmd[*]}"
+pgbench_cmd=(pgbench -n -c "$conns" -j 2 -T "$secs" -M prepared)
+echo "pgbench commands: ${pgbench_cmd[*]} -f $here/insert.sql (insert_tps), -f $here/create.sql (same_tps)"
 echo "compare command: PLANTSTORE_POSTGRES_MAX_CONNS=$PLANTSTORE_POSTGRES_MAX_CONNS $compare postgres $conns $secs 1"
-printf '%-6s %12s %12s %9s %12s\n' round pgbench_tps store_rps ratio floor_rps
-ratios=()
+printf '%-6s %11s %11s %10s %10s %8s %10s\n' round insert_tps same_tps store_rps vs_insert vs_same floor_rps
+pgbench_tps() {
+  psql -qc 'TRUNCATE plants, plant_heads, plant_changes'
+  "${pgbench_cmd[@]}" -f "$here/$1" 2>&1 | awk '/^tps/ {print $3}'
+}
+ratios=() same_ratios=()
 for i in $(seq "$rounds"); do
-  psql -qc 'TRUNCATE plants'
-  tps=$("${pgbench_cmd[@]}" 2>&1 | awk '/^tps/ {print $3}')
-  psql -qc 'TRUNCATE plants'
+  tps=$(pgbench_tps insert.sql)
+  same=$(pgbench_tps create.sql)
+  psql -qc 'TRUNCATE plants, plant_heads, plant_changes'
   for _ in $(seq 600); do ports_free && break; sleep 1; done
   ports_free || { echo "bench.sh: ports 18081, 18082, 19092 stay busy: another compare.sh is running"; exit 1; }
   out=$("$compare" postgres "$conns" "$secs" 1 2>&1)
@@ -38,7 +47,9 @@ for i in $(seq "$rounds"); do
   fi
   read -r floor rps < <(awk '$1 == "1" {print $2, $4}' <<<"$out")
   ratio=$(awk -v a="$rps" -v b="$tps" 'BEGIN {printf "%.3f", a / b}')
-  ratios+=("$ratio")
-  printf '%-6s %12.0f %12.0f %9s %12.0f\n' "$i" "$tps" "$rps" "$ratio" "$floor"
+  same_ratio=$(awk -v a="$rps" -v b="$same" 'BEGIN {printf "%.3f", a / b}')
+  ratios+=("$ratio") same_ratios+=("$same_ratio")
+  printf '%-6s %11.0f %11.0f %10.0f %10s %8s %10.0f\n' "$i" "$tps" "$same" "$rps" "$ratio" "$same_ratio" "$floor"
 done
-((${#ratios[@]})) && echo "median ratio: $(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')"
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+((${#ratios[@]})) && echo "median ratios: vs_insert $(median "${ratios[@]}"), vs_same $(median "${same_ratios[@]}")"

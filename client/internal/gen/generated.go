@@ -38,6 +38,24 @@ func (e ChangeType) Valid() bool {
 	}
 }
 
+// Defines values for ChangePageSnapshot.
+const (
+	Complete ChangePageSnapshot = "complete"
+	Partial  ChangePageSnapshot = "partial"
+)
+
+// Valid indicates whether the value is a known member of the ChangePageSnapshot enum.
+func (e ChangePageSnapshot) Valid() bool {
+	switch e {
+	case Complete:
+		return true
+	case Partial:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NewWebhookEndpointEvents.
 const (
 	NewWebhookEndpointEventsPlantCreated NewWebhookEndpointEvents = "plant.created"
@@ -355,7 +373,8 @@ func (e ListWebhookAttemptsParamsStatus) Valid() bool {
 
 // Change One committed change of a plant.
 type Change struct {
-	// Cursor This change's position in the feed, to resume after it.
+	// Cursor This change's position in the feed, to resume after it; a
+	// snapshot cursor (55 characters) for an item of a snapshot.
 	Cursor string `json:"cursor"`
 
 	// Id The plant's id.
@@ -363,6 +382,11 @@ type Change struct {
 
 	// Plant The plant as the change left it; absent for plant.deleted.
 	Plant *StoredPlant `json:"plant,omitempty"`
+
+	// Snapshot Only on a plant of a snapshot (`snapshot=true`), a synthetic
+	// `plant.created`: its `version` is the snapshot page's and its
+	// `timestamp` the time the page was read.
+	Snapshot *bool `json:"snapshot,omitempty"`
 
 	// Timestamp The commit's time, in UTC with milliseconds.
 	Timestamp time.Time  `json:"timestamp"`
@@ -386,9 +410,20 @@ type ChangePage struct {
 	// Next The cursor to resume from: the last change's, or the request's
 	// `after` (the head for `after=now`) when the page is empty. With
 	// a filter, the last change read, given or not: an empty page
-	// of a filtered follower may move it on.
+	// of a filtered follower may move it on. While a snapshot runs,
+	// a snapshot cursor (55 characters).
 	Next string `json:"next"`
+
+	// Snapshot Only on a snapshot's pages: `partial` while it runs, `complete`
+	// on the page that ends it, whose `next` is the change cursor to
+	// follow from.
+	Snapshot *ChangePageSnapshot `json:"snapshot,omitempty"`
 }
+
+// ChangePageSnapshot Only on a snapshot's pages: `partial` while it runs, `complete`
+// on the page that ends it, whose `next` is the change cursor to
+// follow from.
+type ChangePageSnapshot string
 
 // ConsoleFigures defines model for ConsoleFigures.
 type ConsoleFigures struct {
@@ -836,8 +871,19 @@ type ListChangesParams struct {
 	// before anything was pruned (410 after). `now` starts at the
 	// newest change, reading no history: the page (or long poll) is
 	// of the changes committed from then on, and its `next` a cursor
-	// to go on from. A stream's `Last-Event-ID` takes precedence.
+	// to go on from. A snapshot's cursor (55 characters, a page's
+	// `next` or an item's `cursor` while a snapshot runs) goes on
+	// with the snapshot, with the same `tag`. A stream's
+	// `Last-Event-ID` takes precedence.
 	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Snapshot `true`: start with a snapshot of the current plants (of `tag`),
+	// each a `plant.created` of the page's version (past every change
+	// it shows, below every later change of the plant), then the
+	// changes after it. Not with `after` (a snapshot goes on from its
+	// pages' `next`); with `types`, `plant.created` must be listed.
+	// A snapshot's page never waits. Given at most once.
+	Snapshot *bool `form:"snapshot,omitempty" json:"snapshot,omitempty"`
 
 	// Tag Only the changes of the plants with exactly this tag (not
 	// empty): a create or an update that leaves the plant in the tag
@@ -1294,7 +1340,16 @@ type ClientInterface interface {
 	// the cursor of the last change read, given or not, and a filtered
 	// stream sends a `bookmark` event when it has read past changes it
 	// did not give, and a `bookmark` instead of each heartbeat, so that
-	// a follower whose filter is quiet keeps up with the log. A
+	// a follower whose filter is quiet keeps up with the log.
+	// `snapshot=true` first gives every current plant (of `tag`) as a
+	// synthetic `plant.created` marked `"snapshot": true`, then the
+	// changes: a page's `snapshot` says `partial` while it runs (its
+	// `next` a snapshot cursor, 55 characters, to go on from without
+	// `snapshot=true`) and `complete` on the page that ends it (its
+	// `next` the change cursor to follow from); a stream sends a
+	// `snapshot-end` event there and goes on with the changes. Nothing
+	// is missed and nothing given twice between the two, while writers
+	// run. A
 	// stream or a waiting request holds none of the server's
 	// concurrent requests (`--max-concurrent-requests`) but one of the
 	// followers' places: a token may have `--max-followers-per-token`
@@ -1661,7 +1716,16 @@ func (c *Client) CreatePlant(ctx context.Context, body CreatePlantJSONRequestBod
 // the cursor of the last change read, given or not, and a filtered
 // stream sends a `bookmark` event when it has read past changes it
 // did not give, and a `bookmark` instead of each heartbeat, so that
-// a follower whose filter is quiet keeps up with the log. A
+// a follower whose filter is quiet keeps up with the log.
+// `snapshot=true` first gives every current plant (of `tag`) as a
+// synthetic `plant.created` marked `"snapshot": true`, then the
+// changes: a page's `snapshot` says `partial` while it runs (its
+// `next` a snapshot cursor, 55 characters, to go on from without
+// `snapshot=true`) and `complete` on the page that ends it (its
+// `next` the change cursor to follow from); a stream sends a
+// `snapshot-end` event there and goes on with the changes. Nothing
+// is missed and nothing given twice between the two, while writers
+// run. A
 // stream or a waiting request holds none of the server's
 // concurrent requests (`--max-concurrent-requests`) but one of the
 // followers' places: a token may have `--max-followers-per-token`
@@ -2308,6 +2372,18 @@ func NewListChangesRequest(server string, params *ListChangesParams) (*http.Requ
 		if params.After != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Snapshot != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "snapshot", *params.Snapshot, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3319,7 +3395,16 @@ type ClientWithResponsesInterface interface {
 	// the cursor of the last change read, given or not, and a filtered
 	// stream sends a `bookmark` event when it has read past changes it
 	// did not give, and a `bookmark` instead of each heartbeat, so that
-	// a follower whose filter is quiet keeps up with the log. A
+	// a follower whose filter is quiet keeps up with the log.
+	// `snapshot=true` first gives every current plant (of `tag`) as a
+	// synthetic `plant.created` marked `"snapshot": true`, then the
+	// changes: a page's `snapshot` says `partial` while it runs (its
+	// `next` a snapshot cursor, 55 characters, to go on from without
+	// `snapshot=true`) and `complete` on the page that ends it (its
+	// `next` the change cursor to follow from); a stream sends a
+	// `snapshot-end` event there and goes on with the changes. Nothing
+	// is missed and nothing given twice between the two, while writers
+	// run. A
 	// stream or a waiting request holds none of the server's
 	// concurrent requests (`--max-concurrent-requests`) but one of the
 	// followers' places: a token may have `--max-followers-per-token`
@@ -5986,7 +6071,16 @@ func (c *ClientWithResponses) CreatePlantWithResponse(ctx context.Context, body 
 // the cursor of the last change read, given or not, and a filtered
 // stream sends a `bookmark` event when it has read past changes it
 // did not give, and a `bookmark` instead of each heartbeat, so that
-// a follower whose filter is quiet keeps up with the log. A
+// a follower whose filter is quiet keeps up with the log.
+// `snapshot=true` first gives every current plant (of `tag`) as a
+// synthetic `plant.created` marked `"snapshot": true`, then the
+// changes: a page's `snapshot` says `partial` while it runs (its
+// `next` a snapshot cursor, 55 characters, to go on from without
+// `snapshot=true`) and `complete` on the page that ends it (its
+// `next` the change cursor to follow from); a stream sends a
+// `snapshot-end` event there and goes on with the changes. Nothing
+// is missed and nothing given twice between the two, while writers
+// run. A
 // stream or a waiting request holds none of the server's
 // concurrent requests (`--max-concurrent-requests`) but one of the
 // followers' places: a token may have `--max-followers-per-token`

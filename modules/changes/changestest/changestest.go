@@ -42,6 +42,8 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"FilteredHistoryIsTheHistoryRestricted", testFilteredHistoryIsTheHistoryRestricted},
 		{"FilteredHistoryUnderConcurrentWriters", testFilteredHistoryUnderConcurrentWriters},
 		{"HeadIsWhereNowStarts", testHeadIsWhereNowStarts},
+		{"SnapshotThenChangesUnderWriters", testSnapshotThenChangesUnderWriters},
+		{"SnapshotPagesOfAQuietStore", testSnapshotPagesOfAQuietStore},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open(t)) })
 	}

@@ -140,10 +140,15 @@ func (s *Store) Head(ctx context.Context) (changes.Cursor, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if n := s.log.len(); n > 0 {
-		return changes.Cursor{History: s.log.history, Version: s.log.at(n - 1).version}, nil
+	return s.log.head(), nil
+}
+
+// head is Head; the caller holds the store's lock.
+func (l *changeLog) head() changes.Cursor {
+	if n := l.len(); n > 0 {
+		return changes.Cursor{History: l.history, Version: l.at(n - 1).version}
 	}
-	return changes.Cursor{History: s.log.history, Version: s.log.pruned}, nil
+	return changes.Cursor{History: l.history, Version: l.pruned}
 }
 
 // Wait implements changes.ChangeLog.

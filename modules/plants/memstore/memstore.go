@@ -117,6 +117,11 @@ func (s *Store) Get(_ context.Context, id int64) (plant.Plant, error) {
 func (s *Store) List(_ context.Context, q plant.ListQuery) ([]plant.Plant, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.list(q), nil
+}
+
+// list is List's page; the caller holds the lock.
+func (s *Store) list(q plant.ListQuery) []plant.Plant {
 	out := make([]plant.Plant, 0, min(q.Limit, s.records.Len()))
 	collect := func(rec record) bool {
 		if q.After != nil && rec.id == *q.After {
@@ -132,7 +137,7 @@ func (s *Store) List(_ context.Context, q plant.ListQuery) ([]plant.Plant, error
 	} else {
 		s.records.AscendGreaterOrEqual(record{id: *q.After}, collect)
 	}
-	return out, nil
+	return out
 }
 
 // Delete implements plant.Store.

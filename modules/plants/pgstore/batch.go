@@ -19,26 +19,30 @@ import (
 )
 
 // Concurrent creates share a statement, and so a commit and its WAL flush:
-// the store's creates run on two lanes, each one INSERT at a time. A
-// create that finds a lane free runs at once, alone; one that finds every
-// lane busy queues, and the next lane to finish takes everything queued in
-// one statement. Under load a plant then costs the database a row of a
-// statement rather than a statement, a transaction and a flush of its own,
-// which is what a single-row INSERT per create would cost (pgbench's
-// figure). Every caller returns once the statement holding its plant has
-// committed.
+// the store's creates run on two lanes that take turns. A create that
+// finds no statement running runs at once, alone; one that comes while a
+// statement runs queues, and when that statement ends the next lane takes
+// everything queued in one statement. Under load a plant then costs the
+// database a row of a statement rather than a statement, a transaction
+// and a flush of its own, which is what a single-row INSERT per create
+// would cost (pgbench's figure). Every caller returns once the statement
+// holding its plant has committed.
 
 // maxBatchRows bounds one statement: past a few hundred rows a batch saves
 // nothing more, and a bound keeps a statement's callers' wait short.
 const maxBatchRows = 256
 
-// createLanes is how many create statements run at once: two, so that one
-// lane gathers and sends its batch while the other waits for its commit's
-// WAL flush. PostgreSQL shares a flush among concurrent commits already;
-// more lanes only split the same creates into more, smaller statements
-// (measured at 32 clients: 2 lanes put 7 rows in a statement, 4 lanes 4,
-// 8 lanes 2; 2 lanes had the highest rate in most runs, 8 the lowest). The
-// other connections of the pool serve reads, deletes and readiness.
+// createLanes is how many create lanes there are: two, so that the next
+// statement is gathered, with its connection in hand, while one runs, and
+// starts the moment it ends. They take turns (see batcher.turn): one
+// statement runs at a time while statements are quick (see takeTurn). A
+// statement and its commit cost the database far more than a row of it
+// (measured with pgbench on the create statement: see
+// docs/performance.md), so creates that arrive while one runs cost least
+// in the next. Lanes running freely put fewer rows in a statement the
+// more there are (measured at 32 clients: 2 lanes 7, 4 lanes 4, 8 lanes
+// 2). The other connections of the pool serve reads, deletes and
+// readiness.
 func createLanes(maxConns int) int { return min(2, maxConns) }
 
 // insertCTE is createSQL for many rows, as the first part of the create
@@ -73,8 +77,12 @@ type pendingCreate struct {
 type createOutcome = batching.Outcome[plant.CreateResult]
 
 type batcher struct {
-	s       *Store
-	queue   *batching.Queue[*pendingCreate]
+	s     *Store
+	queue *batching.Queue[*pendingCreate]
+	// turn is held by the lane whose statement runs (until it ends or its
+	// callers have all left it: see runUntilDeadlines). A lane with
+	// creates to run waits for it, within bounds (see takeTurn).
+	turn    chan struct{}
 	stopped sync.WaitGroup
 	lanes   int
 	started atomic.Bool // the lanes were spawned, or close ran first: see start (lifecycle.go)
@@ -82,7 +90,47 @@ type batcher struct {
 
 // newBatcher builds a batcher of lanes lanes; they start with start.
 func newBatcher(s *Store, lanes int) *batcher {
-	return &batcher{s: s, queue: batching.NewQueue[*pendingCreate](maxBatchRows), lanes: lanes}
+	return &batcher{s: s, queue: batching.NewQueue[*pendingCreate](maxBatchRows), turn: make(chan struct{}, 1), lanes: lanes}
+}
+
+// takeTurn waits for no other lane's statement to be running, and reports
+// whether it took the turn (to give back with endTurn). A queue holding a
+// full statement's creates does not wait: they would only wait behind
+// another full statement. Nor does a lane wait past turnWait: a statement
+// that runs longer waits for something other than the database's own work
+// (a core on a busy machine, a row lock, a stalled standby), and the
+// creates behind it run beside it, as they would on a lane of their own.
+func (b *batcher) takeTurn(held int) bool {
+	if held+b.queue.Len() >= maxBatchRows {
+		return false
+	}
+	select {
+	case b.turn <- struct{}{}:
+		return true
+	default:
+	}
+	wait := time.NewTimer(turnWait)
+	defer wait.Stop()
+	select {
+	case b.turn <- struct{}{}:
+		return true
+	case <-wait.C:
+		return false
+	}
+}
+
+// turnWait bounds a lane's wait for its turn: about what a statement of a
+// few creates takes to run and commit when the database has its cores to
+// itself. Measured on a machine busy with other work (docs/performance.md,
+// "The batch shape"), waits of up to 20 ms lost more of the machine's
+// cores than the larger statements saved; 2 ms did not.
+const turnWait = 2 * time.Millisecond
+
+// endTurn lets the next lane start its statement.
+func (b *batcher) endTurn(taken bool) {
+	if taken {
+		<-b.turn
+	}
 }
 
 // create queues p and returns its outcome once its statement has run.
@@ -133,9 +181,9 @@ func (b *batcher) close() {
 	b.stopped.Wait()
 }
 
-// lane runs statements until the queue is closed and empty. It takes a
-// connection first and then the creates queued by then, so that a create
-// whose caller left while the lane waited for one is not run. A statement
+// lane runs statements until the queue is closed and empty. It takes its
+// turn and a connection first and then the creates queued by then, so
+// that a create whose caller left while the lane waited is not run. A statement
 // that outlives the deadlines of all its callers (its commit waits for a
 // stalled standby, or its connection went silent) is left to finish on its
 // connection, and the lane goes on with another, as long as half the pool
@@ -151,6 +199,7 @@ func (b *batcher) lane() {
 			}
 			next = append(next, first)
 		}
+		turn := b.takeTurn(len(next))
 		var conn *pgxpool.Conn
 		err := errBacklog
 		if b.s.stats.detached.Load() < b.s.maxOrphaned {
@@ -170,6 +219,7 @@ func (b *batcher) lane() {
 		if conn != nil {
 			conn.Release()
 		}
+		b.endTurn(turn)
 		clear(batch)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/changes"
 	"github.com/plantstore/plantstore/modules/plants/plant"
 )
 
@@ -199,4 +200,37 @@ func BenchmarkCreateBatch(b *testing.B) {
 			b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "plants/s")
 		})
 	}
+}
+
+// BenchmarkSnapshotPage times one page of 1000 plants of a snapshot
+// (changes.Snapshotter), deep in a table of 100,000, with no writer: the
+// page's transaction, its fence's wait and its checks. plants/s is the
+// rate a snapshot reads at.
+func BenchmarkSnapshotPage(b *testing.B) {
+	const plants, pageSize = 100_000, 1000
+	s := openStore(b, Config{URL: pgtest.NewDatabase(b), StatementTimeout: time.Minute})
+	i := 0
+	n, err := s.pool.CopyFrom(ctx, pgx.Identifier{"plants"}, []string{"id", "name", "tag"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if i == plants {
+				return nil, nil
+			}
+			i++
+			return []any{int64(i), "plant " + strconv.Itoa(i), nil}, nil
+		}))
+	if err != nil || n != plants {
+		b.Fatalf("COPY: %d rows, %v", n, err)
+	}
+	if _, err := s.pool.Exec(ctx, "VACUUM ANALYZE plants"); err != nil {
+		b.Fatal(err)
+	}
+	after := int64(50_000)
+	b.ResetTimer()
+	for b.Loop() {
+		snap, err := s.Snapshot(ctx, changes.SnapshotQuery{After: &after, Limit: pageSize})
+		if err != nil || len(snap.Plants) != pageSize {
+			b.Fatalf("Snapshot: %d plants, %v", len(snap.Plants), err)
+		}
+	}
+	b.ReportMetric(float64(b.N*pageSize)/b.Elapsed().Seconds(), "plants/s")
 }

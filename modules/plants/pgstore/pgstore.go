@@ -83,6 +83,8 @@ type Store struct {
 	// connection, connecting, and the statement. It catches what the server
 	// cannot, such as a network that drops packets.
 	callTimeout time.Duration
+	// settled is the snapshots' version watermark (see snapshot.go).
+	settled settledVersions
 	// commitTimeout bounds a statement that may commit (see commit.go).
 	commitTimeout time.Duration
 	stats         commitStats
