@@ -18,6 +18,9 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Revision=$(REVISION)
 
 # Development settings for `make run`; never use this token anywhere real.
+# Webhook endpoints can be made through the API and may be plain-http
+# receivers on this machine (tools/webhookecho), so that a newcomer sees a
+# delivery without a certificate; a real deployment keeps the guard on.
 # Both listeners are on the loopback interface: the development token is
 # public, and the admin listener has no auth at all (PUT /loglevel).
 DEV_TOKEN  ?= dev-token
@@ -78,7 +81,9 @@ run: build ## serve on HTTP_ADDR (admin on ADMIN_ADDR) with the development toke
 	@echo "plantstore: starting on $(HTTP_ADDR) (admin $(ADMIN_ADDR)) with token $(DEV_TOKEN), plants kept in $(DATA_DIR)/plants.db. Once it logs \"serving\", try:"
 	@echo "  curl -i -H 'Authorization: Bearer $(DEV_TOKEN)' -H 'Content-Type: application/json' -d '{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\"}' $(api_url)/plants"
 	PLANTSTORE_TOKENS=$(DEV_TOKEN) PLANTSTORE_HTTP_ADDR=$(HTTP_ADDR) PLANTSTORE_ADMIN_ADDR=$(ADMIN_ADDR) \
-	PLANTSTORE_STORE=bolt PLANTSTORE_DATA_DIR=$(DATA_DIR) PLANTSTORE_LOG_FORMAT=console "$(abspath $(BIN))"
+	PLANTSTORE_STORE=bolt PLANTSTORE_DATA_DIR=$(DATA_DIR) PLANTSTORE_LOG_FORMAT=console \
+	PLANTSTORE_WEBHOOKS_API=true PLANTSTORE_WEBHOOKS_ALLOW_PRIVATE=true PLANTSTORE_WEBHOOKS_ALLOW_HTTP=true \
+	"$(abspath $(BIN))"
 
 test: ## every test (or those of PKGS), with the race detector; ends with the skipped ones and why
 	$(GO) run $(GOTESTSUM) --format pkgname --post-run-command '$(NO_SKIPS_IN_CI)' -- -race -count=1 -timeout 30m $(PKGS)
