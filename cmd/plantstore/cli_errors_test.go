@@ -199,7 +199,9 @@ func TestCLIOutputFlagWhereItWorks(t *testing.T) {
 			withO = append(withO, strings.Join(c.Words, " "))
 		}
 	}
-	if want := []string{"plants create", "plants get", "plants list", "plants update", "import"}; !slices.Equal(withO, want) {
+	// The webhooks commands' tables are checked with a server that sends
+	// webhooks (TestWebhookAttemptsOnRecord).
+	if want := []string{"plants create", "plants get", "plants list", "plants update", "webhooks attempts", "webhooks message", "webhooks redeliver", "import"}; !slices.Equal(withO, want) {
 		t.Errorf("-o is a flag of %q, want %q", withO, want)
 	}
 	s := startServer(t, testConfig(t))

@@ -57,6 +57,9 @@ func TestCLIHelpAndVersion(t *testing.T) {
 		{[]string{"plants", "update", "--help"}, []string{"usage: plantstore plants update ID --name NAME [--tag TAG | --no-tag] [--if-match ETAG] [flags]\n", "  -no-tag\n"}},
 		{[]string{"export", "--help"}, []string{"usage: plantstore export [-f FILE] [flags]\n", "  -f string\n"}},
 		{[]string{"help", "import"}, []string{"usage: plantstore import [-f FILE] ", "  -on-conflict string\n"}},
+		{[]string{"help", "webhooks"}, []string{"usage: plantstore webhooks list|create|rotate|delete|attempts|message|redeliver [flags]\n", "plantstore webhooks VERB --help"}},
+		{[]string{"help", "webhooks", "attempts"}, []string{"usage: plantstore webhooks attempts ENDPOINT ", "  -status string\n"}},
+		{[]string{"webhooks", "redeliver", "--help"}, []string{"usage: plantstore webhooks redeliver WEBHOOK-ID ", "  -token string\n"}},
 		{[]string{"healthcheck", "--help"}, []string{"usage: plantstore healthcheck [--admin-addr HOST:PORT]\n", "  -admin-addr string\n"}},
 		{[]string{"help", "migrate"}, []string{"usage: plantstore migrate [flags]\n"}},
 		{[]string{"help", "completion"}, []string{"usage: plantstore completion bash|zsh\n"}},
@@ -114,6 +117,8 @@ func TestCLICompletion(t *testing.T) {
 	// sets them when <Tab> is pressed at the end of the last word.
 	for line, want := range map[string]string{
 		"plantstore ":                        "completion export healthcheck help import migrate plants version webhooks",
+		"plantstore webhooks ":               "attempts create delete help list message redeliver rotate",
+		"plantstore webhooks attempts --s":   "--status",
 		"plantstore pl":                      "plants",
 		"plantstore plants ":                 "create delete get help list update watch",
 		"plantstore plants watch --":         "--after --snapshot --tag --token --token-file --types --url --wait",

@@ -113,8 +113,9 @@ const commandsHelp = `commands:
                                      the plants of a running server, as its client
   plantstore export [-f FILE]        every plant as NDJSON, in id order (a backup)
   plantstore import [-f FILE]        create the plants of an export
-  plantstore webhooks list|create|rotate|delete ...
-                                     the webhook endpoints of a running server
+  plantstore webhooks list|create|rotate|delete|attempts|message|redeliver ...
+                                     the webhook endpoints of a running server,
+                                     their record of attempts; redeliver a message
   plantstore migrate [flags]         bring the store's schema up to date and exit
   plantstore healthcheck [flags]     exit 0 when the local server is ready
   plantstore version | --version     print the version

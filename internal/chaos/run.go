@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plantstore/plantstore/internal/pgtest"
+	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
 // Config is one run.
@@ -44,8 +45,9 @@ type Result struct {
 	Webhooks   WebhookReport
 	Events     EventReport // the envelope endpoint's, when Webhooks.Envelopes is set
 	Feed       FeedReport
-	TagFeed    FeedReport  // the tag filter's follower's (feedTag)
-	Cross      CrossReport // the feed's changes against the envelopes
+	TagFeed    FeedReport     // the tag filter's follower's (feedTag)
+	Cross      CrossReport    // the feed's changes against the envelopes
+	Attempts   AttemptsReport // the record of attempts against the receivers
 	Survivor   SurvivorReport
 	Violations []string
 }
@@ -234,13 +236,24 @@ func Run(ctx context.Context, cfg Config, newPostgres func() *pgtest.Cluster) (R
 		return Result{}, err
 	}
 	var hookReport WebhookReport
+	var attempts AttemptsReport
 	if hooks != nil {
 		hookReport = hooks.result()
 		hookReport.CheckLost(ops)
 		hookReport.violate(c)
+		logf("holding the record of attempts against the receivers")
+		receivers := map[string]*webhookstest.Receiver{"chaos": cfg.Webhooks.Receiver}
+		if cfg.Webhooks.Envelopes != nil {
+			receivers["chaos-envelope"] = cfg.Webhooks.Envelopes
+		}
+		attempts = checkAttempts(ctx, c.LB.URL(), receivers, webhookDrainLimit)
+		attempts.violate(c)
 	}
-	res := Result{Verdict: v, Webhooks: hookReport, Events: events, Feed: feedReport, TagFeed: tagFeedReport, Cross: cross, Survivor: survivor, Violations: c.Violations()}
+	res := Result{Verdict: v, Webhooks: hookReport, Events: events, Feed: feedReport, TagFeed: tagFeedReport, Cross: cross, Attempts: attempts, Survivor: survivor, Violations: c.Violations()}
 	res.Summary = Summary(cfg.Seed, cfg.Store, ops, faults, phases, v, survivor, hookReport, events, []FeedReport{feedReport, tagFeedReport}, cross, res.Violations)
+	if attempts.Checked {
+		res.Summary += attempts.String() + "\n"
+	}
 	if err := os.WriteFile(filepath.Join(cfg.Dir, "summary.txt"), []byte(res.Summary), 0o644); err != nil {
 		return res, err
 	}

@@ -1,8 +1,9 @@
 // Package cli is the client side of the plantstore binary: `plantstore
 // plants create|get|list|update|delete|watch`, `plantstore export`,
-// `plantstore import` and `plantstore webhooks list|create|rotate|delete`,
-// built on the Go client (package client), and the
-// shell completion scripts of the whole binary.
+// `plantstore import` and `plantstore webhooks
+// list|create|rotate|delete|attempts|message|redeliver`, built on the Go
+// client (package client), and the shell completion scripts of the whole
+// binary.
 //
 // Exit codes: 0 on success, 1 for a failed operation (the server's message
 // on stderr), 2 for a usage error.

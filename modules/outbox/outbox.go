@@ -42,6 +42,10 @@ type Delivery struct {
 	CreatedAt   time.Time
 	// Attempt is this attempt's number, from 1.
 	Attempt int
+	// Outcome is the attempt as the sender made it, to keep on record in
+	// the commit that settles the delivery (Delivered, Retry, Bury); nil
+	// records none.
+	Outcome *Attempt
 
 	// Key is where the store filed the delivery, for the store alone (bolt:
 	// its key); a sender passes the delivery back as it got it.
@@ -97,8 +101,9 @@ func (r Row) Delivery(c changes.Committed) Delivery {
 		TraceParent: r.Event.TraceParent, CreatedAt: c.At, Attempt: 1}
 }
 
-// Outbox is where deliveries wait.
+// Outbox is where deliveries wait, with the record of their attempts.
 type Outbox interface {
+	Attempts
 	// Claim leases at most max of endpoint's deliveries that are due. A
 	// claimed delivery is not claimed again until it is settled or lease
 	// has passed (its sender may have died). Each claim is an attempt.
@@ -138,8 +143,9 @@ type Outbox interface {
 	// gets back what the retention window still holds.
 	Replay(ctx context.Context, endpoint string, since time.Time, limit int) (int, error)
 	// Prune removes the delivered events whose change was committed before
-	// before (the retention window's start) and returns how many. Pending
-	// events and dead letters are never pruned.
+	// before (the retention window's start) and returns how many, and the
+	// attempts on record made before it. Pending events and dead letters
+	// are never pruned.
 	Prune(ctx context.Context, before time.Time) (int, error)
 }
 

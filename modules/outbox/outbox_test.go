@@ -26,3 +26,18 @@ func TestIDsSortInTheOrderTheyWereMade(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+func TestAnswerTextIsBoundedValidText(t *testing.T) {
+	long := strings.Repeat("a", outbox.MaxAnswerBytes-1) + "é" // é's second byte past the bound
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{`{"ok":true}`, `{"ok":true}`},
+		{"bad \xff byte and \x00 nul", "bad \uFFFD byte and \uFFFD nul"},
+		{long, strings.Repeat("a", outbox.MaxAnswerBytes-1)},
+		{strings.Repeat("b", 5000), strings.Repeat("b", outbox.MaxAnswerBytes)},
+	} {
+		if got := outbox.AnswerText([]byte(tc.in)); got != tc.want {
+			t.Errorf("AnswerText(%.40q) = %.40q (%d bytes), want %.40q (%d bytes)", tc.in, got, len(got), tc.want, len(tc.want))
+		}
+	}
+}

@@ -177,6 +177,22 @@ func (a *EndpointsAPI) Routes() []httpapi.Route {
 	}
 }
 
+// APIRoutes are the webhooks' routes on the API listener, each requiring
+// webhooks:manage: the record of attempts, the messages and their
+// redelivery whenever webhooks run (they change no endpoint, and the
+// file's endpoints have attempts too), and the endpoints' own operations
+// with --webhooks-api.
+func APIRoutes(s *Service, log *zap.Logger) []httpapi.Route {
+	if !s.On() {
+		return nil
+	}
+	routes := newAttemptsAPI(s, log).routes()
+	if s.Endpoints != nil {
+		routes = append(routes, s.Endpoints.Routes()...)
+	}
+	return routes
+}
+
 // fileEndpoint returns the file's endpoint named id.
 func (a *EndpointsAPI) fileEndpoint(id string) (Endpoint, bool) {
 	for _, ep := range *a.d.listed.Load() {
@@ -420,6 +436,7 @@ func checkPublicHost(raw string) error {
 // clipped is s cut to 64 bytes, for a message that quotes what a client
 // sent.
 func clipped(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= 64 {
 		return s
 	}
@@ -692,8 +709,7 @@ func (a *EndpointsAPI) notFound(w http.ResponseWriter, id string) {
 
 // busy answers a write that lost its race to others every time.
 func (a *EndpointsAPI) busy(w http.ResponseWriter, id string) {
-	w.Header().Set("Retry-After", "1")
-	httperr.Write(w, http.StatusServiceUnavailable, fmt.Sprintf("the endpoint %q changed under every attempt to write it; retry", id))
+	unavailable(w, fmt.Sprintf("the endpoint %q changed under every attempt to write it; retry", id))
 }
 
 // open reads what every /webhooks/endpoints/{id} operation starts with:

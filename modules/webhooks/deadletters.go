@@ -33,3 +33,26 @@ func (d *Dispatcher) Replay(ctx context.Context, endpoint string, since time.Tim
 	}
 	return n, err
 }
+
+// Configured reports whether endpoint runs here: the file's or one made
+// through the API that this replica has read.
+func (d *Dispatcher) Configured(endpoint string) bool {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	return slices.Contains(d.configured, endpoint)
+}
+
+// Resend makes the message id due now, whatever its state, if its
+// endpoint runs here, the file's or the API's (see outbox.Attempts' Resend), and has its
+// worker claim it at once.
+func (d *Dispatcher) Resend(ctx context.Context, id, endpoint string) error {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	if err := d.box.Resend(ctx, id, d.configured); err != nil {
+		return err
+	}
+	if w := (*d.byName.Load())[endpoint]; w != nil {
+		w.wakeUp()
+	}
+	return nil
+}

@@ -15,6 +15,10 @@ import (
 func (d *Dispatcher) deliver(w *worker, dl outbox.Delivery, probe bool) bool {
 	ep := *w.ep.Load()
 	r := d.poster.attempt(d.base, ep, dl)
+	if d.base.Err() != nil && r.status == 0 {
+		r.record.Error = outbox.ErrorInterrupted
+	}
+	dl.Outcome = &r.record
 	d.metrics.attempts.WithLabelValues(ep.Name, r.outcome, statusClass(r.status)).Inc()
 	d.judge(w, ep.Name, r, probe)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.base), settleTimeout)

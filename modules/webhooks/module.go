@@ -33,12 +33,7 @@ var Module = fx.Module("webhooks",
 		}
 		return AdminRoutes(s, log)
 	})),
-	fx.Provide(httpapi.AsAPIRoutes(func(s *Service) []httpapi.Route {
-		if s.Endpoints == nil {
-			return nil
-		}
-		return s.Endpoints.Routes()
-	})),
+	fx.Provide(httpapi.AsAPIRoutes(APIRoutes)),
 	fx.Invoke(Register),
 )
 

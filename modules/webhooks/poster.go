@@ -3,6 +3,8 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -53,6 +56,9 @@ type attemptResult struct {
 	status     int           // 0 without an answer
 	retryAfter time.Duration // the answer's Retry-After, on 429 and 503
 	reason     string        // why it failed, for the log and the outbox; never the URL
+	// record is the attempt as the outbox keeps it on record (its time,
+	// latency, error class and the answer's first bytes).
+	record outbox.Attempt
 }
 
 // poster makes attempts: one signed POST each.
@@ -100,7 +106,9 @@ func (p *poster) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) at
 	}
 	ctx, span := p.tracer.Start(parent, "webhook "+kindOf(d).String(), trace.WithSpanKind(trace.SpanKindClient))
 	defer span.End()
+	at, start := p.now(), time.Now()
 	r := p.post(ctx, ep, d)
+	r.record.At, r.record.Latency, r.record.Status = at, time.Since(start), r.status
 	if !span.IsRecording() { // tracing is off: build no attributes
 		return r
 	}
@@ -118,11 +126,11 @@ func (p *poster) attempt(ctx context.Context, ep Endpoint, d outbox.Delivery) at
 func (p *poster) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attemptResult {
 	body, err := payload(ep, d)
 	if err != nil {
-		return attemptResult{outcome: outcomeError, reason: err.Error()}
+		return attemptResult{outcome: outcomeError, reason: err.Error(), record: outbox.Attempt{Error: outbox.ErrorConnection}}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
 	if err != nil {
-		return attemptResult{outcome: outcomeError, reason: "bad request: " + err.Error()}
+		return attemptResult{outcome: outcomeError, reason: "bad request: " + err.Error(), record: outbox.Attempt{Error: outbox.ErrorConnection}}
 	}
 	ts := p.now()
 	h := req.Header
@@ -138,9 +146,13 @@ func (p *poster) post(ctx context.Context, ep Endpoint, d outbox.Delivery) attem
 	if err != nil {
 		return failure(err)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBytes))
+	// The first bytes are kept on record; the rest of the read only lets
+	// the connection be reused.
+	head := make([]byte, outbox.MaxAnswerBytes)
+	n, _ := io.ReadFull(resp.Body, head)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBytes-int64(n)))
 	_ = resp.Body.Close()
-	r := attemptResult{status: resp.StatusCode}
+	r := attemptResult{status: resp.StatusCode, record: outbox.Attempt{Answer: outbox.AnswerText(head[:n])}}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		r.outcome = outcomeDelivered
@@ -168,11 +180,30 @@ func failure(err error) attemptResult {
 	var ne net.Error
 	switch {
 	case errors.As(err, &refused):
-		return attemptResult{outcome: outcomeRefused, reason: refused.Error()}
+		return attemptResult{outcome: outcomeRefused, reason: refused.Error(), record: outbox.Attempt{Error: outbox.ErrorSSRFRefused}}
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return attemptResult{outcome: outcomeTimeout, reason: "no answer within --webhooks-timeout"}
+		return attemptResult{outcome: outcomeTimeout, reason: "no answer within --webhooks-timeout", record: outbox.Attempt{Error: outbox.ErrorTimeout}}
 	}
-	return attemptResult{outcome: outcomeError, reason: err.Error()}
+	return attemptResult{outcome: outcomeError, reason: err.Error(), record: outbox.Attempt{Error: errorClass(err)}}
+}
+
+// errorClass classes a failure without an answer that is neither a
+// timeout nor the guard's refusal, for the record of attempts.
+func errorClass(err error) string {
+	var certErr *tls.CertificateVerificationError
+	var headerErr tls.RecordHeaderError
+	var alert tls.AlertError
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return outbox.ErrorRefused
+	case errors.As(err, &certErr), errors.As(err, &headerErr), errors.As(err, &alert), errors.As(err, &unknownCA),
+		errors.As(err, &hostname), errors.As(err, &invalid), strings.HasPrefix(err.Error(), "tls: "):
+		return outbox.ErrorTLS
+	}
+	return outbox.ErrorConnection
 }
 
 // parseRetryAfter reads Retry-After, seconds (digits only, RFC 9110

@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -63,14 +65,45 @@ func TestAnAnswersHeadersAreReadOnlySoFar(t *testing.T) {
 		headerBytes int
 		want        attemptResult
 	}{
-		{32 << 10, attemptResult{outcome: outcomeDelivered, status: http.StatusOK}},
-		{1 << 20, attemptResult{outcome: outcomeError, reason: "net/http: HTTP/1.x transport connection broken: net/http: server response headers exceeded 65536 bytes; aborted"}},
+		{32 << 10, attemptResult{outcome: outcomeDelivered, status: http.StatusOK, record: outbox.Attempt{Status: http.StatusOK}}},
+		{1 << 20, attemptResult{outcome: outcomeError, reason: "net/http: HTTP/1.x transport connection broken: net/http: server response headers exceeded 65536 bytes; aborted",
+			record: outbox.Attempt{Error: outbox.ErrorConnection}}},
 	} {
 		srv := answer(c.headerBytes)
 		got := s.attempt(ctx, endpoint(t, "crm", srv.URL, secret), dl)
 		srv.Close()
+		got.record.At, got.record.Latency = time.Time{}, 0 // the clock's
 		if got != c.want {
 			t.Errorf("an answer with %d bytes of headers: %+v, want %+v", c.headerBytes, got, c.want)
 		}
+	}
+}
+
+// An attempt's record keeps the answer's first KiB as text, and classes a
+// failure without an answer: a refused connection, a TLS failure.
+func TestAnAttemptsRecord(t *testing.T) {
+	secret := webhookstest.NewSecret()
+	s := newPoster(testConfig(), tracenoop.NewTracerProvider())
+	dl := outbox.Delivery{ID: outbox.NewID(), Body: []byte(`{"id":1,"name":"a"}`), Attempt: 1}
+	long := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(strings.Repeat("é", 2000))) // 4000 bytes
+	}))
+	defer long.Close()
+	got := s.attempt(ctx, endpoint(t, "crm", long.URL, secret), dl)
+	if want := strings.Repeat("é", outbox.MaxAnswerBytes/2); got.record.Status != 503 || got.record.Answer != want || got.record.Error != "" {
+		t.Errorf("a long answer's record = status %d, error %q, %d bytes of answer; want 503, none, %d bytes", got.record.Status, got.record.Error, len(got.record.Answer), len(want))
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // nothing listens there now
+	if got := s.attempt(ctx, endpoint(t, "crm", closed.URL, secret), dl); got.record.Status != 0 || got.record.Error != outbox.ErrorRefused {
+		t.Errorf("a refused connection's record = %+v, want error %q", got.record, outbox.ErrorRefused)
+	}
+	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler()) // its certificate is no CA's the sender trusts
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0)           // the handshake it refuses is the point
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	if got := s.attempt(ctx, endpoint(t, "crm", tlsSrv.URL, secret), dl); got.record.Status != 0 || got.record.Error != outbox.ErrorTLS {
+		t.Errorf("a TLS failure's record = %+v, want error %q", got.record, outbox.ErrorTLS)
 	}
 }

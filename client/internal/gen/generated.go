@@ -128,6 +128,36 @@ func (e PlantEnvelopeType) Valid() bool {
 	}
 }
 
+// Defines values for WebhookAttemptError.
+const (
+	Connection        WebhookAttemptError = "connection"
+	ConnectionRefused WebhookAttemptError = "connection_refused"
+	Interrupted       WebhookAttemptError = "interrupted"
+	SsrfRefused       WebhookAttemptError = "ssrf_refused"
+	Timeout           WebhookAttemptError = "timeout"
+	Tls               WebhookAttemptError = "tls"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAttemptError enum.
+func (e WebhookAttemptError) Valid() bool {
+	switch e {
+	case Connection:
+		return true
+	case ConnectionRefused:
+		return true
+	case Interrupted:
+		return true
+	case SsrfRefused:
+		return true
+	case Timeout:
+		return true
+	case Tls:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEndpointEvents.
 const (
 	WebhookEndpointEventsPlantCreated WebhookEndpointEvents = "plant.created"
@@ -275,6 +305,66 @@ func (e WebhookEndpointWithSecretSource) Valid() bool {
 	case WebhookEndpointWithSecretSourceApi:
 		return true
 	case WebhookEndpointWithSecretSourceFile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookMessageState.
+const (
+	Dead      WebhookMessageState = "dead"
+	Delivered WebhookMessageState = "delivered"
+	Pending   WebhookMessageState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WebhookMessageState enum.
+func (e WebhookMessageState) Valid() bool {
+	switch e {
+	case Dead:
+		return true
+	case Delivered:
+		return true
+	case Pending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookMessageType.
+const (
+	WebhookMessageTypePlantCreated WebhookMessageType = "plant.created"
+	WebhookMessageTypePlantDeleted WebhookMessageType = "plant.deleted"
+	WebhookMessageTypePlantUpdated WebhookMessageType = "plant.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookMessageType enum.
+func (e WebhookMessageType) Valid() bool {
+	switch e {
+	case WebhookMessageTypePlantCreated:
+		return true
+	case WebhookMessageTypePlantDeleted:
+		return true
+	case WebhookMessageTypePlantUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWebhookAttemptsParamsStatus.
+const (
+	Failed    ListWebhookAttemptsParamsStatus = "failed"
+	Succeeded ListWebhookAttemptsParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListWebhookAttemptsParamsStatus enum.
+func (e ListWebhookAttemptsParamsStatus) Valid() bool {
+	switch e {
+	case Failed:
+		return true
+	case Succeeded:
 		return true
 	default:
 		return false
@@ -521,6 +611,38 @@ type StoredPlant struct {
 	Tag *string `json:"tag,omitempty"`
 }
 
+// WebhookAttempt defines model for WebhookAttempt.
+type WebhookAttempt struct {
+	// Answer The answer's first bytes (at most 1 KiB) as text; invalid bytes are U+FFFD.
+	Answer string `json:"answer"`
+
+	// At When the request started.
+	At time.Time `json:"at"`
+
+	// Attempt The attempt's number, from 1; a redelivery counts from 1 again.
+	Attempt  int32  `json:"attempt"`
+	Endpoint string `json:"endpoint"`
+
+	// Error Why there was no answer; absent when there was one.
+	Error *WebhookAttemptError `json:"error,omitempty"`
+
+	// Id The attempt's place in the record (a later attempt has a larger one); the `after` of the next page.
+	Id string `json:"id"`
+
+	// LatencyMs Milliseconds from the request's start to the answer read, or to the failure.
+	LatencyMs float64 `json:"latency_ms"`
+
+	// Status The answer's status code; absent when there was no answer.
+	Status *int32 `json:"status,omitempty"`
+
+	// Succeeded The endpoint answered 2xx.
+	Succeeded bool   `json:"succeeded"`
+	WebhookId string `json:"webhook_id"`
+}
+
+// WebhookAttemptError Why there was no answer; absent when there was one.
+type WebhookAttemptError string
+
 // WebhookEndpoint defines model for WebhookEndpoint.
 type WebhookEndpoint struct {
 	CreatedAt   *time.Time `json:"created_at,omitempty"`
@@ -619,6 +741,39 @@ type WebhookEndpointWithSecretFormat string
 // WebhookEndpointWithSecretSource `file` for an endpoint of the webhooks file: read-only through the API.
 type WebhookEndpointWithSecretSource string
 
+// WebhookMessage defines model for WebhookMessage.
+type WebhookMessage struct {
+	Attempts []WebhookAttempt `json:"attempts"`
+
+	// CreatedAt When the change was committed.
+	CreatedAt time.Time `json:"created_at"`
+	Endpoint  string    `json:"endpoint"`
+
+	// Event The event's data (an origin endpoint's whole body; an envelope endpoint's `data.plant`, or `{"id":N}` for a deletion).
+	Event map[string]interface{} `json:"event"`
+
+	// Id The webhook-id.
+	Id      string `json:"id"`
+	PlantId int64  `json:"plant_id"`
+
+	// State `pending` (due, or waiting for its next attempt), `delivered`, or `dead` (a dead letter).
+	State WebhookMessageState `json:"state"`
+	Type  WebhookMessageType  `json:"type"`
+
+	// Version The change's version: one store-wide sequence, so that of two
+	// changes of one plant the later has the greater, also across a
+	// restore or an import into a fresh store (each start goes on from
+	// the clock's microseconds). Not contiguous: compare versions, do not
+	// count them. Below 2^53, exact in JavaScript.
+	Version EventVersion `json:"version"`
+}
+
+// WebhookMessageState `pending` (due, or waiting for its next attempt), `delivered`, or `dead` (a dead letter).
+type WebhookMessageState string
+
+// WebhookMessageType defines model for WebhookMessage.Type.
+type WebhookMessageType string
+
 // WebhookSecretRotation defines model for WebhookSecretRotation.
 type WebhookSecretRotation struct {
 	// Overlap How long the current secrets keep signing, a Go duration (`24h`, `90m`, `0s`); default `24h`, at most `168h`.
@@ -630,6 +785,9 @@ type IfMatch = string
 
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
+
+// MessageID defines model for MessageID.
+type MessageID = string
 
 // WebhookEndpointID defines model for WebhookEndpointID.
 type WebhookEndpointID = string
@@ -851,6 +1009,21 @@ type UpdateWebhookEndpointParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ListWebhookAttemptsParams defines parameters for ListWebhookAttempts.
+type ListWebhookAttemptsParams struct {
+	// Status `succeeded` (a 2xx answer) or `failed` (anything else); every attempt when absent.
+	Status *ListWebhookAttemptsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit The most attempts on the page, from 1 to 1000; 100 when absent.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// After The `id` of the previous page's last attempt; the page holds older ones.
+	After *int64 `form:"after,omitempty" json:"after,omitempty"`
+}
+
+// ListWebhookAttemptsParamsStatus defines parameters for ListWebhookAttempts.
+type ListWebhookAttemptsParamsStatus string
+
 // RotateWebhookEndpointSecretParams defines parameters for RotateWebhookEndpointSecret.
 type RotateWebhookEndpointSecretParams struct {
 	// IfMatch `*` or a comma-separated list of entity tags (strong comparison: a
@@ -863,6 +1036,12 @@ type RotateWebhookEndpointSecretParams struct {
 	// answer 304 and PUT and DELETE 412. A value of another form is a 400
 	// on every method.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// RedeliverWebhookMessageParams defines parameters for RedeliverWebhookMessage.
+type RedeliverWebhookMessageParams struct {
+	// Endpoint The message's endpoint, checked when given (404 when the message is another endpoint's).
+	Endpoint *string `form:"endpoint,omitempty" json:"endpoint,omitempty"`
 }
 
 // PlantCreatedJSONBody defines parameters for PlantCreated.
@@ -1338,6 +1517,19 @@ type ClientInterface interface {
 	// a plant's PUT.
 	UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListWebhookAttempts performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
+	//
+	// Every attempt to deliver to the endpoint that is on record, newest
+	// first: when it started, its status code (or, without an answer, the
+	// class of its failure), its latency and the first bytes of the answer
+	// (at most 1 KiB, as text). Attempts are kept for the change log's
+	// retention (`--changes-retention`). A `Link: <...>; rel="next"` header
+	// points to the next (older) page while more may remain. Served
+	// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+	// the webhooks file's endpoints and those made through the API alike;
+	// 404 for an endpoint that is neither.
+	ListWebhookAttempts(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RotateWebhookEndpointSecretWithBody performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -1359,6 +1551,23 @@ type ClientInterface interface {
 	// carries one signature per secret signing. At most 4 secrets sign
 	// at once (409 beyond). A webhooks file's endpoint answers 409.
 	RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookMessage performs a GET /webhooks/messages/{id} (the `GetWebhookMessage` operationId) request.
+	//
+	// One message: an event for one endpoint (the same change has another
+	// webhook-id for each other endpoint), its state and its attempts on
+	// record, oldest first. A message delivered and past the change log's
+	// retention is pruned: 404.
+	GetWebhookMessage(ctx context.Context, id MessageID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeliverWebhookMessage performs a POST /webhooks/messages/{id}/redeliver (the `RedeliverWebhookMessage` operationId) request.
+	//
+	// Sends the message again now, whatever its state (pending, delivered,
+	// or a dead letter), with the same webhook-id and the same bytes; its
+	// attempts count from 1 again. The answer is 202: the message is due,
+	// and its endpoint's sender attempts it at once; its attempts show
+	// the outcome. No body is read.
+	RedeliverWebhookMessage(ctx context.Context, id MessageID, params *RedeliverWebhookMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetConsole performs a GET /console (the `GetConsole` operationId) request.
@@ -1824,6 +2033,29 @@ func (c *Client) UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx 
 	return c.Client.Do(req)
 }
 
+// ListWebhookAttempts performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
+//
+// Every attempt to deliver to the endpoint that is on record, newest
+// first: when it started, its status code (or, without an answer, the
+// class of its failure), its latency and the first bytes of the answer
+// (at most 1 KiB, as text). Attempts are kept for the change log's
+// retention (`--changes-retention`). A `Link: <...>; rel="next"` header
+// points to the next (older) page while more may remain. Served
+// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+// the webhooks file's endpoints and those made through the API alike;
+// 404 for an endpoint that is neither.
+func (c *Client) ListWebhookAttempts(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookAttemptsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RotateWebhookEndpointSecretWithBody performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -1856,6 +2088,43 @@ func (c *Client) RotateWebhookEndpointSecretWithBody(ctx context.Context, id Web
 // at once (409 beyond). A webhooks file's endpoint answers 409.
 func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateWebhookEndpointSecretRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookMessage performs a GET /webhooks/messages/{id} (the `GetWebhookMessage` operationId) request.
+//
+// One message: an event for one endpoint (the same change has another
+// webhook-id for each other endpoint), its state and its attempts on
+// record, oldest first. A message delivered and past the change log's
+// retention is pruned: 404.
+func (c *Client) GetWebhookMessage(ctx context.Context, id MessageID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookMessageRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeliverWebhookMessage performs a POST /webhooks/messages/{id}/redeliver (the `RedeliverWebhookMessage` operationId) request.
+//
+// Sends the message again now, whatever its state (pending, delivered,
+// or a dead letter), with the same webhook-id and the same bytes; its
+// attempts count from 1 again. The answer is 202: the message is due,
+// and its endpoint's sender attempts it at once; its attempts show
+// the outcome. No body is read.
+func (c *Client) RedeliverWebhookMessage(ctx context.Context, id MessageID, params *RedeliverWebhookMessageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverWebhookMessageRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2733,6 +3002,91 @@ func NewUpdateWebhookEndpointRequestWithBody(server string, id WebhookEndpointID
 	return req, nil
 }
 
+// NewListWebhookAttemptsRequest constructs an http.Request for the ListWebhookAttempts method
+func NewListWebhookAttemptsRequest(server string, id WebhookEndpointID, params *ListWebhookAttemptsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/endpoints/%s/attempts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRotateWebhookEndpointSecretRequest calls the generic RotateWebhookEndpointSecret builder with application/json body
 func NewRotateWebhookEndpointSecretRequest(server string, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2801,6 +3155,101 @@ func NewRotateWebhookEndpointSecretRequestWithBody(server string, id WebhookEndp
 			req.Header.Set("If-None-Match", headerParam1)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookMessageRequest constructs an http.Request for the GetWebhookMessage method
+func NewGetWebhookMessageRequest(server string, id MessageID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/messages/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRedeliverWebhookMessageRequest constructs an http.Request for the RedeliverWebhookMessage method
+func NewRedeliverWebhookMessageRequest(server string, id MessageID, params *RedeliverWebhookMessageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/messages/%s/redeliver", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Endpoint != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpoint", *params.Endpoint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -3143,6 +3592,21 @@ type ClientWithResponsesInterface interface {
 	// a plant's PUT.
 	UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, id WebhookEndpointID, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
 
+	// ListWebhookAttemptsWithResponse performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
+	//
+	// Every attempt to deliver to the endpoint that is on record, newest
+	// first: when it started, its status code (or, without an answer, the
+	// class of its failure), its latency and the first bytes of the answer
+	// (at most 1 KiB, as text). Attempts are kept for the change log's
+	// retention (`--changes-retention`). A `Link: <...>; rel="next"` header
+	// points to the next (older) page while more may remain. Served
+	// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+	// the webhooks file's endpoints and those made through the API alike;
+	// 404 for an endpoint that is neither.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ListWebhookAttemptsWithResponse(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error)
+
 	// RotateWebhookEndpointSecretWithBodyWithResponse performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -3166,6 +3630,27 @@ type ClientWithResponsesInterface interface {
 	// carries one signature per secret signing. At most 4 secrets sign
 	// at once (409 beyond). A webhooks file's endpoint answers 409.
 	RotateWebhookEndpointSecretWithResponse(ctx context.Context, id WebhookEndpointID, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
+
+	// GetWebhookMessageWithResponse performs a GET /webhooks/messages/{id} (the `GetWebhookMessage` operationId) request.
+	//
+	// One message: an event for one endpoint (the same change has another
+	// webhook-id for each other endpoint), its state and its attempts on
+	// record, oldest first. A message delivered and past the change log's
+	// retention is pruned: 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetWebhookMessageWithResponse(ctx context.Context, id MessageID, reqEditors ...RequestEditorFn) (*GetWebhookMessageResponse, error)
+
+	// RedeliverWebhookMessageWithResponse performs a POST /webhooks/messages/{id}/redeliver (the `RedeliverWebhookMessage` operationId) request.
+	//
+	// Sends the message again now, whatever its state (pending, delivered,
+	// or a dead letter), with the same webhook-id and the same bytes; its
+	// attempts count from 1 again. The answer is 202: the message is due,
+	// and its endpoint's sender attempts it at once; its attempts show
+	// the outcome. No body is read.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	RedeliverWebhookMessageWithResponse(ctx context.Context, id MessageID, params *RedeliverWebhookMessageParams, reqEditors ...RequestEditorFn) (*RedeliverWebhookMessageResponse, error)
 }
 
 // GetConsoleResponse200Headers the declared response headers of an HTTP 200 response for GetConsole
@@ -4926,6 +5411,131 @@ func (r UpdateWebhookEndpointResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhookAttemptsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse200Headers struct {
+	Link *string
+}
+
+// ListWebhookAttemptsResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListWebhookAttemptsResponse403Headers the declared response headers of an HTTP 403 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// ListWebhookAttemptsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse429Headers struct {
+	RetryAfter int
+}
+
+// ListWebhookAttemptsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse503Headers struct {
+	RetryAfter int
+}
+
+type ListWebhookAttemptsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]WebhookAttempt
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookAttemptsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookAttemptsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWebhookAttemptsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookAttemptsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookAttemptsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON200() *[]WebhookAttempt {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON400() *BadParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookAttemptsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookAttemptsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookAttemptsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookAttemptsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RotateWebhookEndpointSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse200Headers struct {
 	ETag *string
@@ -5080,6 +5690,249 @@ func (r RotateWebhookEndpointSecretResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateWebhookEndpointSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookMessageResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookMessage
+type GetWebhookMessageResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetWebhookMessageResponse403Headers the declared response headers of an HTTP 403 response for GetWebhookMessage
+type GetWebhookMessageResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// GetWebhookMessageResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookMessage
+type GetWebhookMessageResponse429Headers struct {
+	RetryAfter int
+}
+
+// GetWebhookMessageResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookMessage
+type GetWebhookMessageResponse503Headers struct {
+	RetryAfter int
+}
+
+type GetWebhookMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookMessage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookMessageResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetWebhookMessageResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookMessageResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookMessageResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON200() *WebhookMessage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON400() *BadParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookMessageResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookMessageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedeliverWebhookMessageResponse401Headers the declared response headers of an HTTP 401 response for RedeliverWebhookMessage
+type RedeliverWebhookMessageResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RedeliverWebhookMessageResponse403Headers the declared response headers of an HTTP 403 response for RedeliverWebhookMessage
+type RedeliverWebhookMessageResponse403Headers struct {
+	WWWAuthenticate string
+}
+
+// RedeliverWebhookMessageResponse429Headers the declared response headers of an HTTP 429 response for RedeliverWebhookMessage
+type RedeliverWebhookMessageResponse429Headers struct {
+	RetryAfter int
+}
+
+// RedeliverWebhookMessageResponse503Headers the declared response headers of an HTTP 503 response for RedeliverWebhookMessage
+type RedeliverWebhookMessageResponse503Headers struct {
+	RetryAfter int
+}
+
+type RedeliverWebhookMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookMessage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WebhookNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RedeliverWebhookMessageResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RedeliverWebhookMessageResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RedeliverWebhookMessageResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedeliverWebhookMessageResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON202() *WebhookMessage {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON400() *BadParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON404() *WebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RedeliverWebhookMessageResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeliverWebhookMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeliverWebhookMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeliverWebhookMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeliverWebhookMessageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5499,6 +6352,27 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithApplicationMergePatchPlus
 	return ParseUpdateWebhookEndpointResponse(rsp)
 }
 
+// ListWebhookAttemptsWithResponse performs a GET /webhooks/endpoints/{id}/attempts (the `ListWebhookAttempts` operationId) request.
+//
+// Every attempt to deliver to the endpoint that is on record, newest
+// first: when it started, its status code (or, without an answer, the
+// class of its failure), its latency and the first bytes of the answer
+// (at most 1 KiB, as text). Attempts are kept for the change log's
+// retention (`--changes-retention`). A `Link: <...>; rel="next"` header
+// points to the next (older) page while more may remain. Served
+// whenever webhooks are on (`--webhooks-file` or `--webhooks-api`), for
+// the webhooks file's endpoints and those made through the API alike;
+// 404 for an endpoint that is neither.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ListWebhookAttemptsWithResponse(ctx context.Context, id WebhookEndpointID, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error) {
+	rsp, err := c.ListWebhookAttempts(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookAttemptsResponse(rsp)
+}
+
 // RotateWebhookEndpointSecretWithBodyWithResponse performs a POST /webhooks/endpoints/{id}/rotate (the `RotateWebhookEndpointSecret` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -5533,6 +6407,39 @@ func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseRotateWebhookEndpointSecretResponse(rsp)
+}
+
+// GetWebhookMessageWithResponse performs a GET /webhooks/messages/{id} (the `GetWebhookMessage` operationId) request.
+//
+// One message: an event for one endpoint (the same change has another
+// webhook-id for each other endpoint), its state and its attempts on
+// record, oldest first. A message delivered and past the change log's
+// retention is pruned: 404.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetWebhookMessageWithResponse(ctx context.Context, id MessageID, reqEditors ...RequestEditorFn) (*GetWebhookMessageResponse, error) {
+	rsp, err := c.GetWebhookMessage(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookMessageResponse(rsp)
+}
+
+// RedeliverWebhookMessageWithResponse performs a POST /webhooks/messages/{id}/redeliver (the `RedeliverWebhookMessage` operationId) request.
+//
+// Sends the message again now, whatever its state (pending, delivered,
+// or a dead letter), with the same webhook-id and the same bytes; its
+// attempts count from 1 again. The answer is 202: the message is due,
+// and its endpoint's sender attempts it at once; its attempts show
+// the outcome. No body is read.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) RedeliverWebhookMessageWithResponse(ctx context.Context, id MessageID, params *RedeliverWebhookMessageParams, reqEditors ...RequestEditorFn) (*RedeliverWebhookMessageResponse, error) {
+	rsp, err := c.RedeliverWebhookMessage(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverWebhookMessageResponse(rsp)
 }
 
 // ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
@@ -7341,6 +8248,134 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 	return response, nil
 }
 
+// ParseListWebhookAttemptsResponse parses an HTTP response from a ListWebhookAttemptsWithResponse call
+func ParseListWebhookAttemptsResponse(rsp *http.Response) (*ListWebhookAttemptsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookAttemptsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []WebhookAttempt
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookAttemptsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookAttemptsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWebhookAttemptsResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookAttemptsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookAttemptsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRotateWebhookEndpointSecretResponse parses an HTTP response from a RotateWebhookEndpointSecretWithResponse call
 func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhookEndpointSecretResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7494,6 +8529,249 @@ func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhoo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RotateWebhookEndpointSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookMessageResponse parses an HTTP response from a GetWebhookMessageWithResponse call
+func ParseGetWebhookMessageResponse(rsp *http.Response) (*GetWebhookMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookMessage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetWebhookMessageResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetWebhookMessageResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookMessageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRedeliverWebhookMessageResponse parses an HTTP response from a RedeliverWebhookMessageWithResponse call
+func ParseRedeliverWebhookMessageResponse(rsp *http.Response) (*RedeliverWebhookMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeliverWebhookMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookMessage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RedeliverWebhookMessageResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RedeliverWebhookMessageResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers RedeliverWebhookMessageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RedeliverWebhookMessageResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

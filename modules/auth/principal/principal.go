@@ -16,8 +16,9 @@ import (
 const (
 	ScopePlantsRead  = "plants:read"  // GET, HEAD and list
 	ScopePlantsWrite = "plants:write" // POST, PUT and DELETE
-	// ScopeWebhooksManage: the webhook endpoints under /webhooks/endpoints,
-	// reading them included (a listing shows where events go).
+	// ScopeWebhooksManage: the webhook endpoints under /webhooks/endpoints
+	// (reading them included: a listing shows where events go), their record
+	// of attempts, the messages and their redelivery.
 	ScopeWebhooksManage = "webhooks:manage"
 )
 

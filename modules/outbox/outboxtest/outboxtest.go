@@ -51,6 +51,9 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"EveryCommittedChangeIsAnnounced", testEveryCommittedChangeIsAnnounced},
 		{"DeliveredEventsAreReplayed", testDeliveredEventsAreReplayed},
 		{"PruneRemovesOnlyOldDeliveredEvents", testPruneRemovesOnlyOldDeliveredEvents},
+		{"AttemptsAreOnRecordWithTheirState", testAttemptsAreOnRecordWithTheirState},
+		{"ResendInAnyState", testResendInAnyState},
+		{"PruneRemovesOldAttempts", testPruneRemovesOldAttempts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

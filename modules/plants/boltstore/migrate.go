@@ -36,6 +36,7 @@ var migrations = []migration{
 	{version: 3, name: "the change log and the delivered webhook events", creates: [][]byte{changesBucket, deliveredBucket}},
 	{version: 4, name: "the store's history id", apply: newHistory},
 	{version: 5, name: "the webhook endpoints made through the API", creates: [][]byte{endpointsBucket}},
+	{version: 6, name: "the record of webhook attempts", creates: [][]byte{attemptsBucket, attemptsByMessageBucket}},
 }
 
 // errNewerFormat marks a file written by a newer build.

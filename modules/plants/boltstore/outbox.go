@@ -223,6 +223,9 @@ func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 	err := o.store.Update(ctx, func(tx *bolt.Tx) error {
 		b, delivered := tx.Bucket(outboxBucket), tx.Bucket(deliveredBucket)
 		for _, d := range ds {
+			if err := record(tx, d); err != nil {
+				return err
+			}
 			r, err := o.take(b, d)
 			if err != nil {
 				return err
@@ -253,6 +256,9 @@ func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 func (o *Outbox) Retry(ctx context.Context, d outbox.Delivery, after time.Duration, reason string) error {
 	due := time.Now().Add(after)
 	return o.settle(ctx, d, func(tx *bolt.Tx) error {
+		if err := record(tx, d); err != nil {
+			return err
+		}
 		b := tx.Bucket(outboxBucket)
 		r, err := o.take(b, d)
 		if err != nil || r == nil {
@@ -271,6 +277,9 @@ func (o *Outbox) Retry(ctx context.Context, d outbox.Delivery, after time.Durati
 func (o *Outbox) Bury(ctx context.Context, d outbox.Delivery, reason string) error {
 	died := time.Now().UnixNano()
 	return o.settle(ctx, d, func(tx *bolt.Tx) error {
+		if err := record(tx, d); err != nil {
+			return err
+		}
 		r, err := o.take(tx.Bucket(outboxBucket), d)
 		if err != nil || r == nil {
 			return err
@@ -469,8 +478,18 @@ func (o *Outbox) Replay(ctx context.Context, endpoint string, since time.Time, l
 // Prune implements outbox.Outbox: in each endpoint's delivered events,
 // which are filed by their change's commit time, those before before, in
 // transactions of at most pruneBatch events. Pending events and dead
-// letters are in other buckets.
+// letters are in other buckets. The attempts made before before go too,
+// counted apart.
 func (o *Outbox) Prune(ctx context.Context, before time.Time) (int, error) {
+	n, err := o.pruneDelivered(ctx, before)
+	if err != nil {
+		return n, err
+	}
+	_, err = o.pruneAttempts(ctx, before)
+	return n, err
+}
+
+func (o *Outbox) pruneDelivered(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
 		var n int

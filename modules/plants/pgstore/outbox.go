@@ -60,11 +60,29 @@ RETURNING d.id, d.body, d.traceparent, d.created_at, d.attempts, d.kind, d.versi
 	// kept, for a replay, until Prune removes it.
 	pgDeliveredSQL = `UPDATE webhook_deliveries d SET delivered_at = now() FROM unnest($1::text[]) AS u(id)
 WHERE d.id = u.id AND d.dead_at IS NULL AND d.delivered_at IS NULL`
+	// pgDeliveredRecordSQL is pgDeliveredSQL with the attempts that
+	// delivered, on record in the same statement.
+	pgDeliveredRecordSQL = `WITH settled AS (
+  UPDATE webhook_deliveries d SET delivered_at = now() FROM unnest($1::text[]) AS u(id)
+  WHERE d.id = u.id AND d.dead_at IS NULL AND d.delivered_at IS NULL
+)
+INSERT INTO webhook_attempts (message, endpoint, number, at, status, error, latency_us, answer)
+SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[], $8::bigint[], $9::text[])`
 	pgRetrySQL = `UPDATE webhook_deliveries
 SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4
 WHERE id = $1 AND attempts = $2 AND dead_at IS NULL AND delivered_at IS NULL`
 	pgBurySQL = `UPDATE webhook_deliveries SET dead_at = now(), last_error = $3
 WHERE id = $1 AND attempts = $2 AND dead_at IS NULL AND delivered_at IS NULL`
+	// pgRetryRecordSQL and pgBuryRecordSQL are pgRetrySQL and pgBurySQL
+	// with the attempt on record in the same statement; a sender whose
+	// lease passed changes no state, but its attempt was made, and is
+	// recorded.
+	pgRetryRecordSQL = `WITH retried AS (` + pgRetrySQL + `)
+INSERT INTO webhook_attempts (message, endpoint, number, at, status, error, latency_us, answer)
+VALUES ($1, $5, $2, $6, $7, $8, $9, $10)`
+	pgBuryRecordSQL = `WITH buried AS (` + pgBurySQL + `)
+INSERT INTO webhook_attempts (message, endpoint, number, at, status, error, latency_us, answer)
+VALUES ($1, $4, $2, $5, $6, $7, $8, $9)`
 	pgDeadSQL = `SELECT id, endpoint, kind, version, body, created_at, dead_at, attempts, last_error FROM webhook_deliveries
 WHERE dead_at IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY dead_at, id LIMIT $2`
 	// pgRedeliverSQL redelivers the dead letter $1 if its endpoint is one
@@ -101,6 +119,10 @@ SELECT count(*) FROM replayed`
 	// pgPruneSQL removes at most $2 delivered rows committed before $1.
 	pgPruneSQL = `DELETE FROM webhook_deliveries WHERE id IN (
   SELECT id FROM webhook_deliveries WHERE delivered_at IS NOT NULL AND created_at < $1 LIMIT $2
+)`
+	// pgPruneAttemptsSQL removes at most $2 attempts made before $1.
+	pgPruneAttemptsSQL = `DELETE FROM webhook_attempts WHERE seq IN (
+  SELECT seq FROM webhook_attempts WHERE at < $1 LIMIT $2
 )`
 )
 
@@ -183,21 +205,55 @@ func (o *Outbox) Claim(ctx context.Context, endpoint string, max int, lease time
 // sender's lease ran out meanwhile.
 func (o *Outbox) Delivered(ctx context.Context, ds []outbox.Delivery) error {
 	ids := make([]string, len(ds))
+	var rec attemptColumns
 	for i, d := range ds {
 		ids[i] = d.ID
+		if d.Outcome != nil {
+			rec.add(d.ID, d.Endpoint, d.Attempt, d.Outcome)
+		}
 	}
-	_, err := o.store.pool.Exec(ctx, pgDeliveredSQL, ids)
+	if len(rec.messages) == 0 {
+		_, err := o.store.pool.Exec(ctx, pgDeliveredSQL, ids)
+		return err
+	}
+	_, err := o.store.pool.Exec(ctx, pgDeliveredRecordSQL, ids, rec.messages, rec.endpoints, rec.numbers, rec.at,
+		rec.statuses, rec.errors, rec.latencies, rec.answers)
 	return err
+}
+
+// attemptColumns are attempts as the columns of an unnest.
+type attemptColumns struct {
+	messages, endpoints, errors, answers []string
+	numbers, statuses                    []int32
+	at                                   []time.Time
+	latencies                            []int64
+}
+
+func (c *attemptColumns) add(message, endpoint string, number int, a *outbox.Attempt) {
+	c.messages, c.endpoints = append(c.messages, message), append(c.endpoints, endpoint)
+	c.numbers, c.at = append(c.numbers, int32(number)), append(c.at, a.At)                //nolint:gosec // G115: an attempt number, small
+	c.statuses, c.errors = append(c.statuses, int32(a.Status)), append(c.errors, a.Error) //nolint:gosec // G115: an HTTP status
+	c.latencies, c.answers = append(c.latencies, a.Latency.Microseconds()), append(c.answers, a.Answer)
 }
 
 // Retry implements outbox.Outbox.
 func (o *Outbox) Retry(ctx context.Context, d outbox.Delivery, after time.Duration, reason string) error {
+	if a := d.Outcome; a != nil {
+		_, err := o.store.pool.Exec(ctx, pgRetryRecordSQL, d.ID, d.Attempt, after.Seconds(), reason,
+			d.Endpoint, a.At, a.Status, a.Error, a.Latency.Microseconds(), a.Answer)
+		return err
+	}
 	_, err := o.store.pool.Exec(ctx, pgRetrySQL, d.ID, d.Attempt, after.Seconds(), reason)
 	return err
 }
 
 // Bury implements outbox.Outbox.
 func (o *Outbox) Bury(ctx context.Context, d outbox.Delivery, reason string) error {
+	if a := d.Outcome; a != nil {
+		_, err := o.store.pool.Exec(ctx, pgBuryRecordSQL, d.ID, d.Attempt, reason,
+			d.Endpoint, a.At, a.Status, a.Error, a.Latency.Microseconds(), a.Answer)
+		return err
+	}
 	_, err := o.store.pool.Exec(ctx, pgBurySQL, d.ID, d.Attempt, reason)
 	return err
 }
@@ -288,10 +344,20 @@ func (o *Outbox) Replay(ctx context.Context, endpoint string, since time.Time, l
 }
 
 // Prune implements outbox.Outbox, in statements of at most pruneBatch rows.
+// The attempts made before before go too, counted apart.
 func (o *Outbox) Prune(ctx context.Context, before time.Time) (int, error) {
+	total, err := o.pruneWith(ctx, pgPruneSQL, before)
+	if err != nil {
+		return total, err
+	}
+	_, err = o.pruneWith(ctx, pgPruneAttemptsSQL, before)
+	return total, err
+}
+
+func (o *Outbox) pruneWith(ctx context.Context, sql string, before time.Time) (int, error) {
 	total := 0
 	for {
-		tag, err := o.store.pool.Exec(ctx, pgPruneSQL, before, pruneBatch)
+		tag, err := o.store.pool.Exec(ctx, sql, before, pruneBatch)
 		if err != nil {
 			return total, err
 		}

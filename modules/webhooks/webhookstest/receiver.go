@@ -7,6 +7,7 @@ package webhookstest
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -32,6 +33,22 @@ type Request struct {
 	// recent) by the Standard Webhooks library with the receiver's secret.
 	Verified bool
 	Status   int // what the receiver answered
+	// Answer is the body it answered with (AnswerBody's), so that a test
+	// can match the sender's record of the attempt to this request.
+	Answer string
+	// N is the request's number among those with its webhook-id, from 1.
+	N int
+}
+
+// AnswerBody is the body the receiver answers the n-th request with
+// webhook-id id with: it names the request, so that what a sender keeps
+// of an answer tells which request it was. A status that allows no body
+// (204, 304) has none.
+func AnswerBody(id string, n, status int) string {
+	if status == http.StatusNoContent || status == http.StatusNotModified {
+		return ""
+	}
+	return fmt.Sprintf("%d to %s, request %d", status, id, n)
 }
 
 // Answer decides the status (and headers) of the n-th request (from 1)
@@ -116,7 +133,8 @@ func (r *Receiver) serve(w http.ResponseWriter, hr *http.Request) {
 		w.Header()[k] = vs
 	}
 	w.WriteHeader(status)
-	req.Status = status
+	req.Status, req.N, req.Answer = status, n, AnswerBody(req.ID, n, status)
+	_, _ = io.WriteString(w, req.Answer)
 	r.mu.Lock()
 	r.requests = append(r.requests, req)
 	close(r.changed)
