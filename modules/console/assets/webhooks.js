@@ -174,9 +174,11 @@ async function recent() {
   }
 }
 
+// refresh asks for the endpoints first: their answer tells whether the
+// token holds webhooks:manage, and so whether rows open attempts.
 async function refresh() {
-  await Promise.all([health(), endpoints()]);
-  await recent();
+  await endpoints();
+  await Promise.all([health(), recent()]);
 }
 
 // enterWebhooks shows the page, and the attempts of endpoint unless it is
