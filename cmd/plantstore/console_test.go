@@ -269,6 +269,13 @@ func newAnsweringReceiver(t *testing.T) *answeringReceiver {
 	return r
 }
 
+// requests is how many requests of plant 700's event came so far.
+func (r *answeringReceiver) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ids)
+}
+
 // waitRequests waits until plant 700's event has had n requests, all
 // with the same webhook-id, and returns it.
 func (r *answeringReceiver) waitRequests(t *testing.T, n int) string {
@@ -505,9 +512,10 @@ func TestConsoleInABrowser(t *testing.T) {
 		screenshot(ctx, t, "figures")
 	})
 
+	var shopMessage string // the webhook-id of plant 700's event for the shop
 	t.Run("webhooks", func(t *testing.T) {
 		consolePost(t, p.API, plantBody(700, "Strelitzia nicolai", "tropical"))
-		shop.waitRequests(t, 2) // answered 500, then 200
+		shopMessage = shop.waitRequests(t, 2) // answered 500, then 200
 		within(ctx, t, "open the webhooks", chromedp.Navigate(p.API+"/console#/webhooks"))
 		waitUntil(ctx, t, "the endpoints", `document.querySelector('#webhooks-rows tr[data-endpoint="shop"]') !== null && document.querySelectorAll("#webhooks-endpoints tr").length === 2`)
 		rows := tableText(ctx, t, "#webhooks-rows")
@@ -523,6 +531,64 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		if hidden := evaluate[bool](ctx, t, `document.getElementById("webhooks-scope").hidden && document.getElementById("webhooks-actions").hidden`); !hidden {
 			t.Fatal("the webhooks page shows a scope note or attempts before an endpoint is opened")
+		}
+	})
+
+	t.Run("attempts and redelivery", func(t *testing.T) {
+		if shopMessage == "" {
+			t.Fatal("plant 700's event never reached the shop")
+		}
+		ofMessage := func(selector string) string {
+			return jsString(`#webhooks-attempts tr[data-webhook-id=` + jsString(shopMessage) + `]` + selector)
+		}
+		within(ctx, t, "open the shop's attempts", chromedp.Click(chromedp.CSS(`#webhooks-endpoints tr[data-id="shop"]`)))
+		waitUntil(ctx, t, "plant 700's two attempts", `document.querySelectorAll(`+ofMessage("")+`).length === 2`)
+		messageRows := func() [][]string {
+			t.Helper()
+			return evaluate[[][]string](ctx, t, `[...document.querySelectorAll(`+ofMessage("")+`)].map(tr => [...tr.cells].map((td, i) => i === 0 || i === 4 ? "" : td.textContent))`)
+		}
+		// Newest first: the retry answered 200, the first attempt 500;
+		// each receiver's answer shows as the characters it sent.
+		want := [][]string{
+			{"", shopMessage, "2", "200 succeeded", "", answerPayloads[1], "Redeliver"},
+			{"", shopMessage, "1", "500 failed", "", answerPayloads[0], "Redeliver"},
+		}
+		if got := messageRows(); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("plant 700's attempts (time and latency left out)\n got %q\nwant %q", got, want)
+		}
+		if n := evaluate[int](ctx, t, `document.querySelectorAll("#webhooks-attempts script, #webhooks-attempts img, #webhooks-attempts svg").length`); n != 0 {
+			t.Fatalf("%d elements made of a receiver's answer in the attempts", n)
+		}
+		filter := func(status string) chromedp.Action[chromedp.Void] {
+			return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Evaluate[bool](`(() => { const s = document.getElementById("webhooks-status"); s.value = `+jsString(status)+`; s.dispatchEvent(new Event("change")); return true; })()`)(ctx, tg)
+				return err
+			})
+		}
+		within(ctx, t, "show the failed attempts", filter("failed"))
+		waitUntil(ctx, t, "the failed attempts alone", `document.querySelectorAll(`+ofMessage("")+`).length === 1 && document.querySelectorAll("#webhooks-attempts tr.succeeded").length === 0`)
+		if got := messageRows(); !slices.EqualFunc(got, want[1:], slices.Equal) {
+			t.Fatalf("plant 700's failed attempts\n got %q\nwant %q", got, want[1:])
+		}
+		within(ctx, t, "show the succeeded attempts", filter("succeeded"))
+		waitUntil(ctx, t, "the succeeded attempts alone", `document.querySelectorAll(`+ofMessage("")+`).length === 1 && document.querySelectorAll("#webhooks-attempts tr.failed").length === 0`)
+		if got := messageRows(); !slices.EqualFunc(got, want[:1], slices.Equal) {
+			t.Fatalf("plant 700's succeeded attempts\n got %q\nwant %q", got, want[:1])
+		}
+		within(ctx, t, "show every attempt", filter(""))
+		waitUntil(ctx, t, "plant 700's two attempts", `document.querySelectorAll(`+ofMessage("")+`).length === 2`)
+
+		// Redeliver sends the message again, under its webhook-id, and its
+		// new attempt (numbered 1 again) appears on top.
+		within(ctx, t, "redeliver plant 700's event", chromedp.Click(chromedp.CSS(`#webhooks-attempts tr[data-webhook-id=`+jsString(shopMessage)+`] button.redeliver`)))
+		shop.waitRequests(t, 3)
+		waitUntil(ctx, t, "the redelivery's attempt", `document.querySelectorAll(`+ofMessage("")+`).length === 3`)
+		want = append([][]string{{"", shopMessage, "1", "200 succeeded", "", answerPayloads[1], "Redeliver"}}, want...)
+		if got := messageRows(); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("plant 700's attempts after the redelivery\n got %q\nwant %q", got, want)
+		}
+		if note := evaluate[string](ctx, t, `document.getElementById("webhooks-note").textContent`); note != "queued again: "+shopMessage {
+			t.Fatalf("the note after Redeliver = %q", note)
 		}
 	})
 
@@ -550,9 +616,21 @@ func TestConsoleInABrowser(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("GET /webhooks/endpoints with a token without webhooks:manage = %d, want 403", resp.StatusCode)
 		}
+		req, _ = http.NewRequest(http.MethodPost, p.API+"/webhooks/messages/"+shopMessage+"/redeliver", nil)
+		req.Header.Set("Authorization", "Bearer "+readerToken)
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("POST /webhooks/messages/%s/redeliver with a token without webhooks:manage = %d, want 403", shopMessage, resp.StatusCode)
+		}
 		within(ctx, t, "forget the token", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
 		within(ctx, t, "sign in again", chromedp.SendKeys(chromedp.ID("token"), testToken), chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
-		waitUntil(ctx, t, "the endpoints", `document.querySelectorAll("#webhooks-endpoints tr").length === 2 && document.getElementById("webhooks-scope").hidden`)
+		waitUntil(ctx, t, "the endpoints and the shop's attempts", `document.querySelectorAll("#webhooks-endpoints tr").length === 2 && document.getElementById("webhooks-scope").hidden && document.querySelectorAll(`+jsString(`#webhooks-attempts tr[data-webhook-id=`+jsString(shopMessage)+`]`)+`).length === 3`)
+		if n := shop.requests(); n != 3 {
+			t.Fatalf("the shop saw plant 700's event %d times, want 3: a refused redelivery sent it", n)
+		}
 		screenshot(ctx, t, "webhooks")
 	})
 
