@@ -11,7 +11,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +28,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/plantstore/plantstore/internal/poll"
 	"github.com/plantstore/plantstore/modules/webhooks/webhookstest"
 )
 
@@ -221,22 +224,101 @@ func plantBody(id int64, name, tag string) string {
 	return string(b)
 }
 
+// answerPayloads are what the shop endpoint answers with: markup that
+// would run script if the page ever parsed a receiver's answer as HTML.
+var answerPayloads = []string{
+	`<script>window.__xss='answer';alert('answer')</script>`,
+	`<img src=x onerror="window.__xss='answer-img';alert('answer-img')">`,
+}
+
+// shopFailsOnce is in the body of the one event the shop endpoint fails
+// at its first request: plant 700's.
+const shopFailsOnce = `"id":700,`
+
+// answeringReceiver is a webhook endpoint that answers with
+// answerPayloads: the first request of plant 700's event 500 with the
+// first, every other request of it 200 with the second; any other event
+// 200 with "ok".
+type answeringReceiver struct {
+	URL string
+	mu  sync.Mutex
+	ids []string // the webhook-id of each request of plant 700's event, in arrival order
+}
+
+func newAnsweringReceiver(t *testing.T) *answeringReceiver {
+	r := &answeringReceiver{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if !bytes.Contains(body, []byte(shopFailsOnce)) {
+			_, _ = io.WriteString(w, "ok")
+			return
+		}
+		r.mu.Lock()
+		r.ids = append(r.ids, req.Header.Get("webhook-id"))
+		n := len(r.ids)
+		r.mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, answerPayloads[0])
+			return
+		}
+		_, _ = io.WriteString(w, answerPayloads[1])
+	}))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL + "/hooks/shop"
+	return r
+}
+
+// requests is how many requests of plant 700's event came so far.
+func (r *answeringReceiver) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ids)
+}
+
+// waitRequests waits until plant 700's event has had n requests, all
+// with the same webhook-id, and returns it.
+func (r *answeringReceiver) waitRequests(t *testing.T, n int) string {
+	t.Helper()
+	poll.Wait(t, 20*time.Millisecond, 90*time.Second, fmt.Sprintf("%d requests of plant 700's event at the shop", n), func() (bool, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.ids) > n {
+			return false, poll.Stop(fmt.Errorf("%d requests of plant 700's event, want %d: %q", len(r.ids), n, r.ids))
+		}
+		return len(r.ids) == n, nil
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range r.ids {
+		if id != r.ids[0] {
+			t.Fatalf("plant 700's event came with webhook-ids %q, want one", r.ids)
+		}
+	}
+	return r.ids[0]
+}
+
 func TestConsoleInABrowser(t *testing.T) {
 	watch := &browserWatch{}
 	ctx := startBrowser(t, watch)
 
 	secret := webhookstest.NewSecret()
 	receiver := webhookstest.NewReceiver(t, secret)
+	shop := newAnsweringReceiver(t)
 	hooks := filepath.Join(t.TempDir(), "webhooks.yaml")
-	writeWebhooksFile(t, hooks, secret, map[string]*webhookstest.Receiver{"crm": receiver})
+	writeFileAtomically(t, hooks, fmt.Sprintf("endpoints:\n  - name: crm\n    url: %s\n    secrets: [%s]\n  - name: shop\n    url: %s\n    secrets: [%s]\n",
+		receiver.URL, secret, shop.URL, secret))
 	// A token that may only write, to be told at sign-in that it may not
-	// read.
+	// read; one that may read plants but not manage webhooks, to be shown
+	// the webhooks page without its actions.
 	const writerToken = "console-writer-token-0123456789"
+	const readerToken = "console-reader-token-0123456789"
 	tokens := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokens, []byte(writerToken+" name=writer plants:write\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte(writerToken+" name=writer plants:write\n"+readerToken+" name=reader plants:read\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startProcess(t, append(webhookEnv(hooks), "PLANTSTORE_STORE=bolt", "PLANTSTORE_LOG_LEVEL=debug", "PLANTSTORE_TOKENS_FILE="+tokens)...)
+	p := startProcess(t, append(webhookEnv(hooks), "PLANTSTORE_STORE=bolt", "PLANTSTORE_LOG_LEVEL=debug", "PLANTSTORE_TOKENS_FILE="+tokens,
+		"PLANTSTORE_WEBHOOKS_API=true")...)
 
 	type seeded struct {
 		id        int64
@@ -430,12 +512,124 @@ func TestConsoleInABrowser(t *testing.T) {
 		screenshot(ctx, t, "figures")
 	})
 
+	var shopMessage string // the webhook-id of plant 700's event for the shop
 	t.Run("webhooks", func(t *testing.T) {
+		consolePost(t, p.API, plantBody(700, "Strelitzia nicolai", "tropical"))
+		shopMessage = shop.waitRequests(t, 2) // answered 500, then 200
 		within(ctx, t, "open the webhooks", chromedp.Navigate(p.API+"/console#/webhooks"))
-		waitUntil(ctx, t, "the endpoint", `document.querySelector('#webhooks-rows tr[data-endpoint="crm"]') !== null`)
+		waitUntil(ctx, t, "the endpoints", `document.querySelector('#webhooks-rows tr[data-endpoint="shop"]') !== null && document.querySelectorAll("#webhooks-endpoints tr").length === 2`)
 		rows := tableText(ctx, t, "#webhooks-rows")
-		if len(rows) != 1 || rows[0][0] != "crm" || rows[0][1] != "healthy" || !strings.Contains(rows[0][5], "delivered ") {
-			t.Fatalf("webhooks rows = %q, want crm, healthy, with delivered attempts", rows)
+		if len(rows) != 2 || rows[0][0] != "crm" || rows[0][1] != "healthy" || !strings.Contains(rows[0][5], "delivered ") || rows[1][0] != "shop" {
+			t.Fatalf("webhooks rows = %q, want crm, healthy, with delivered attempts, then shop", rows)
+		}
+		want := [][]string{
+			{"crm", "file", receiver.URL, "enabled", "plant.created"},
+			{"shop", "file", shop.URL, "enabled", "plant.created"},
+		}
+		if got := tableText(ctx, t, "#webhooks-endpoints"); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("endpoints rows\n got %q\nwant %q", got, want)
+		}
+		if hidden := evaluate[bool](ctx, t, `document.getElementById("webhooks-scope").hidden && document.getElementById("webhooks-actions").hidden`); !hidden {
+			t.Fatal("the webhooks page shows a scope note or attempts before an endpoint is opened")
+		}
+	})
+
+	t.Run("attempts and redelivery", func(t *testing.T) {
+		if shopMessage == "" {
+			t.Fatal("plant 700's event never reached the shop")
+		}
+		ofMessage := func(selector string) string {
+			return jsString(`#webhooks-attempts tr[data-webhook-id=` + jsString(shopMessage) + `]` + selector)
+		}
+		within(ctx, t, "open the shop's attempts", chromedp.Click(chromedp.CSS(`#webhooks-endpoints tr[data-id="shop"]`)))
+		waitUntil(ctx, t, "plant 700's two attempts", `document.querySelectorAll(`+ofMessage("")+`).length === 2`)
+		messageRows := func() [][]string {
+			t.Helper()
+			return evaluate[[][]string](ctx, t, `[...document.querySelectorAll(`+ofMessage("")+`)].map(tr => [...tr.cells].map((td, i) => i === 0 || i === 4 ? "" : td.textContent))`)
+		}
+		// Newest first: the retry answered 200, the first attempt 500;
+		// each receiver's answer shows as the characters it sent.
+		want := [][]string{
+			{"", shopMessage, "2", "200 succeeded", "", answerPayloads[1], "Redeliver"},
+			{"", shopMessage, "1", "500 failed", "", answerPayloads[0], "Redeliver"},
+		}
+		if got := messageRows(); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("plant 700's attempts (time and latency left out)\n got %q\nwant %q", got, want)
+		}
+		if n := evaluate[int](ctx, t, `document.querySelectorAll("#webhooks-attempts script, #webhooks-attempts img, #webhooks-attempts svg").length`); n != 0 {
+			t.Fatalf("%d elements made of a receiver's answer in the attempts", n)
+		}
+		filter := func(status string) chromedp.Action[chromedp.Void] {
+			return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Evaluate[bool](`(() => { const s = document.getElementById("webhooks-status"); s.value = `+jsString(status)+`; s.dispatchEvent(new Event("change")); return true; })()`)(ctx, tg)
+				return err
+			})
+		}
+		within(ctx, t, "show the failed attempts", filter("failed"))
+		waitUntil(ctx, t, "the failed attempts alone", `document.querySelectorAll(`+ofMessage("")+`).length === 1 && document.querySelectorAll("#webhooks-attempts tr.succeeded").length === 0`)
+		if got := messageRows(); !slices.EqualFunc(got, want[1:], slices.Equal) {
+			t.Fatalf("plant 700's failed attempts\n got %q\nwant %q", got, want[1:])
+		}
+		within(ctx, t, "show the succeeded attempts", filter("succeeded"))
+		waitUntil(ctx, t, "the succeeded attempts alone", `document.querySelectorAll(`+ofMessage("")+`).length === 1 && document.querySelectorAll("#webhooks-attempts tr.failed").length === 0`)
+		if got := messageRows(); !slices.EqualFunc(got, want[:1], slices.Equal) {
+			t.Fatalf("plant 700's succeeded attempts\n got %q\nwant %q", got, want[:1])
+		}
+		within(ctx, t, "show every attempt", filter(""))
+		waitUntil(ctx, t, "plant 700's two attempts", `document.querySelectorAll(`+ofMessage("")+`).length === 2`)
+
+		// Redeliver sends the message again, under its webhook-id, and its
+		// new attempt (numbered 1 again) appears on top.
+		within(ctx, t, "redeliver plant 700's event", chromedp.Click(chromedp.CSS(`#webhooks-attempts tr[data-webhook-id=`+jsString(shopMessage)+`] button.redeliver`)))
+		shop.waitRequests(t, 3)
+		waitUntil(ctx, t, "the redelivery's attempt", `document.querySelectorAll(`+ofMessage("")+`).length === 3`)
+		want = append([][]string{{"", shopMessage, "1", "200 succeeded", "", answerPayloads[1], "Redeliver"}}, want...)
+		if got := messageRows(); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("plant 700's attempts after the redelivery\n got %q\nwant %q", got, want)
+		}
+		if note := evaluate[string](ctx, t, `document.getElementById("webhooks-note").textContent`); note != "queued again: "+shopMessage {
+			t.Fatalf("the note after Redeliver = %q", note)
+		}
+	})
+
+	t.Run("webhooks without webhooks:manage", func(t *testing.T) {
+		within(ctx, t, "forget the token", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
+		within(ctx, t, "open an endpoint's attempts", chromedp.Navigate(p.API+"/console#/webhooks/shop"))
+		within(ctx, t, "sign in with a token that may not manage webhooks",
+			chromedp.SendKeys(chromedp.ID("token"), readerToken),
+			chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
+		waitUntil(ctx, t, "the scope's note", `document.getElementById("webhooks-scope").textContent === "This token lacks the scope webhooks:manage, which the endpoints, their attempts and redelivery need." && !document.getElementById("webhooks-scope").hidden`)
+		waitUntil(ctx, t, "the health figures", `document.querySelectorAll("#webhooks-rows tr").length === 2`)
+		shown := evaluate[[]bool](ctx, t, `["webhooks-endpoints-table", "webhooks-actions"].map(id => !document.getElementById(id).hidden)
+			.concat([document.querySelectorAll("button.redeliver, #webhooks-attempts tr, #webhooks-endpoints tr").length > 0])`)
+		if !slices.Equal(shown, []bool{false, false, false}) {
+			t.Fatalf("a token without webhooks:manage is shown the endpoints table, the attempts, or their rows and buttons: %v", shown)
+		}
+		// The page only hides what the API refuses.
+		req, _ := http.NewRequest(http.MethodGet, p.API+"/webhooks/endpoints", nil)
+		req.Header.Set("Authorization", "Bearer "+readerToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("GET /webhooks/endpoints with a token without webhooks:manage = %d, want 403", resp.StatusCode)
+		}
+		req, _ = http.NewRequest(http.MethodPost, p.API+"/webhooks/messages/"+shopMessage+"/redeliver", nil)
+		req.Header.Set("Authorization", "Bearer "+readerToken)
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("POST /webhooks/messages/%s/redeliver with a token without webhooks:manage = %d, want 403", shopMessage, resp.StatusCode)
+		}
+		within(ctx, t, "forget the token", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
+		within(ctx, t, "sign in again", chromedp.SendKeys(chromedp.ID("token"), testToken), chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
+		waitUntil(ctx, t, "the endpoints and the shop's attempts", `document.querySelectorAll("#webhooks-endpoints tr").length === 2 && document.getElementById("webhooks-scope").hidden && document.querySelectorAll(`+jsString(`#webhooks-attempts tr[data-webhook-id=`+jsString(shopMessage)+`]`)+`).length === 3`)
+		if n := shop.requests(); n != 3 {
+			t.Fatalf("the shop saw plant 700's event %d times, want 3: a refused redelivery sent it", n)
 		}
 		screenshot(ctx, t, "webhooks")
 	})
@@ -464,14 +658,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		authorized := 0
 		for _, u := range urls {
-			if strings.Contains(u, testToken) || strings.Contains(u, writerToken) {
+			if strings.Contains(u, testToken) || strings.Contains(u, writerToken) || strings.Contains(u, readerToken) {
 				t.Fatalf("the token is in a requested URL: %s", u)
 			}
 		}
 		for _, h := range headers {
 			if strings.Contains(h, testToken) {
 				authorized++
-				if !strings.HasPrefix(h, p.API+"/plants") && !strings.HasPrefix(h, p.API+"/console/api/") {
+				if !strings.HasPrefix(h, p.API+"/plants") && !strings.HasPrefix(h, p.API+"/console/api/") && !strings.HasPrefix(h, p.API+"/webhooks/") {
 					t.Fatalf("the token was sent with a request outside the API: %s", h)
 				}
 			}
@@ -493,7 +687,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if !strings.Contains(html, "Monstera") && !strings.Contains(html, "crm") {
 			t.Fatal("the page's HTML holds no data: the check read the wrong page")
 		}
-		if out := p.Output(); strings.Contains(out, testToken) || strings.Contains(out, writerToken) || !strings.Contains(out, `"/console/api/figures"`) {
+		if out := p.Output(); strings.Contains(out, testToken) || strings.Contains(out, writerToken) || strings.Contains(out, readerToken) || !strings.Contains(out, `"/console/api/figures"`) {
 			t.Fatalf("the server's log holds the token, or no line of the console's requests:\n%s", out)
 		}
 		// Forgetting the token leaves nothing in the tab.

@@ -1,11 +1,11 @@
 // The console's pages, chosen by the URL's fragment (#/plants,
-// #/plants/<id>, #/feed, #/figures, #/webhooks), and the sign-in.
+// #/plants/<id>, #/feed, #/figures, #/webhooks, #/webhooks/<endpoint>), and the sign-in.
 import { $ } from "./dom.js";
 import { token, setToken, forgetToken, whenUnauthorized, api, ApiError } from "./api.js";
 import { initPlants, enterPlants, enterPlant } from "./plants.js";
 import { initFeed, enterFeed, leaveFeed } from "./feed.js";
 import { enterFigures, leaveFigures } from "./figures.js";
-import { enterWebhooks, leaveWebhooks } from "./webhooks.js";
+import { initWebhooks, enterWebhooks, leaveWebhooks } from "./webhooks.js";
 
 const pages = ["login", "plants", "plant", "feed", "figures", "webhooks"];
 let leave = () => {};
@@ -22,6 +22,16 @@ function showPage(name) {
   }
 }
 
+// decoded is a fragment's part as the link that made it encoded it, or
+// as it stands when it is no such encoding.
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function route() {
   leave();
   leave = () => {};
@@ -32,6 +42,7 @@ function route() {
   }
   const hash = location.hash.replace(/^#\/?/, "");
   const plant = /^plants\/(-?\d+)$/.exec(hash);
+  const hooks = /^webhooks(?:\/(.+))?$/.exec(hash);
   if (plant) {
     showPage("plant");
     enterPlant(plant[1]);
@@ -43,9 +54,9 @@ function route() {
     showPage("figures");
     enterFigures();
     leave = leaveFigures;
-  } else if (hash === "webhooks") {
+  } else if (hooks) {
     showPage("webhooks");
-    enterWebhooks();
+    enterWebhooks(hooks[1] === undefined ? null : decoded(hooks[1]));
     leave = leaveWebhooks;
   } else {
     showPage("plants");
@@ -92,4 +103,5 @@ $("logout").addEventListener("click", signOut);
 window.addEventListener("hashchange", route);
 initPlants();
 initFeed();
+initWebhooks();
 route();
