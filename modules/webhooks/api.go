@@ -602,24 +602,11 @@ func (a *EndpointsAPI) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for range maxConditionalWrites {
-		res, stored, found, err := a.read(r.Context(), id)
-		if err != nil {
-			a.storeError(w, r, err)
+		stored, ok := a.readToWrite(w, r, id, pc)
+		if !ok {
 			return
 		}
-		var current *endpointJSON
-		if found {
-			current = &res
-		}
-		if v := pc.evaluate(id, current, false); v.status != 0 {
-			v.answer(w, current)
-			return
-		}
-		if !found {
-			a.notFound(w, id)
-			return
-		}
-		err = a.store.DeleteEndpoint(r.Context(), id, stored.Revision)
+		err := a.store.DeleteEndpoint(r.Context(), id, stored.Revision)
 		switch {
 		case errors.Is(err, endpointstore.ErrRevision):
 			continue
@@ -649,21 +636,8 @@ func (a *EndpointsAPI) write(w http.ResponseWriter, r *http.Request, id string, 
 		return
 	}
 	for range maxConditionalWrites {
-		res, stored, found, err := a.read(r.Context(), id)
-		if err != nil {
-			a.storeError(w, r, err)
-			return
-		}
-		var current *endpointJSON
-		if found {
-			current = &res
-		}
-		if v := pc.evaluate(id, current, false); v.status != 0 {
-			v.answer(w, current)
-			return
-		}
-		if !found {
-			a.notFound(w, id)
+		stored, ok := a.readToWrite(w, r, id, pc)
+		if !ok {
 			return
 		}
 		expect := stored.Revision
@@ -673,7 +647,7 @@ func (a *EndpointsAPI) write(w http.ResponseWriter, r *http.Request, id string, 
 		}
 		stored.UpdatedAt = time.Now().UTC()
 		stored.Secrets = activeSecrets(stored.Secrets, stored.UpdatedAt)
-		stored, err = a.store.PutEndpoint(r.Context(), stored, expect)
+		stored, err := a.store.PutEndpoint(r.Context(), stored, expect)
 		if errors.Is(err, endpointstore.ErrRevision) {
 			continue
 		}
@@ -683,7 +657,7 @@ func (a *EndpointsAPI) write(w http.ResponseWriter, r *http.Request, id string, 
 		}
 		a.d.endpointsChanged(r.Context())
 		a.log.Info("webhook endpoint "+done, zap.String("endpoint", id))
-		res = apiResource(stored)
+		res := apiResource(stored)
 		w.Header().Set("ETag", res.etag())
 		for _, f := range shown {
 			f(&res)
@@ -692,6 +666,30 @@ func (a *EndpointsAPI) write(w http.ResponseWriter, r *http.Request, id string, 
 		return
 	}
 	a.busy(w, id)
+}
+
+// readToWrite reads the API's endpoint id as stored, for a write under
+// the preconditions pc: it answers the request itself (a store error, a
+// failed precondition, 404) and returns false when the write must not go on.
+func (a *EndpointsAPI) readToWrite(w http.ResponseWriter, r *http.Request, id string, pc preconditions) (endpointstore.Endpoint, bool) {
+	res, stored, found, err := a.read(r.Context(), id)
+	if err != nil {
+		a.storeError(w, r, err)
+		return stored, false
+	}
+	var current *endpointJSON
+	if found {
+		current = &res
+	}
+	if v := pc.evaluate(id, current, false); v.status != 0 {
+		v.answer(w, current)
+		return stored, false
+	}
+	if !found {
+		a.notFound(w, id)
+		return stored, false
+	}
+	return stored, true
 }
 
 // refuseFile answers 409 for a write to the file's endpoint id.
